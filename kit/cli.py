@@ -1,0 +1,71 @@
+"""The command line: `python -m kit train RECIPE ...` (the Makefile's targets call this).
+
+    python -m kit train gsm8k                                  # smoke run without a GPU, full with one
+    python -m kit train gsm8k --model unsloth/Qwen2.5-3B-Instruct --steps 500 --out runs/q3b
+    python -m kit train ./my_recipe.py --config my.yaml grpo.learning_rate=1e-5
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kit.errors import KitError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m kit", description="GRPO fine-tuning on one GPU.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    train = commands.add_parser("train", help="train a recipe with GRPO and save adapter + merged model")
+    train.add_argument("recipe", help="recipe name (gsm8k), dotted module path, or path to a .py file")
+    train.add_argument("--config", help="YAML file of settings (same shape as OUT/run.yaml)")
+    train.add_argument("--model", help="hub id or local folder (sets model.name)")
+    train.add_argument("--steps", type=int, help="GRPO steps (sets grpo.max_steps)")
+    train.add_argument("--out", help="output folder (default outputs/<recipe>-<timestamp>)")
+    train.add_argument("--profile", choices=["auto", "smoke", "full"], help="smoke: tiny model + sample data")
+    train.add_argument("--data", help="local .jsonl/.csv/.parquet file, or 'sample' (sets data.path)")
+    train.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.beta=0.04")
+    return parser
+
+
+def cli_layer(args: argparse.Namespace) -> dict:
+    """The CLI's settings as a config layer: named flags first, then section.key=value overrides."""
+    from kit.config import deep_merge, parse_overrides
+
+    flags = {
+        ("model", "name"): args.model,
+        ("grpo", "max_steps"): args.steps,
+        ("data", "path"): args.data,
+    }
+    layer: dict = {"recipe": args.recipe}
+    for (section, key), value in flags.items():
+        if value is not None:
+            layer.setdefault(section, {})[key] = value
+    if args.out:
+        layer["output_dir"] = args.out
+    if args.profile:
+        layer["profile"] = args.profile
+    return deep_merge(layer, parse_overrides(args.overrides))
+
+
+def train_command(args: argparse.Namespace) -> int:
+    from kit.config import read_yaml, resolve_config
+    from kit.env import has_gpu
+    from kit.recipe import load_recipe
+
+    recipe = load_recipe(args.recipe)
+    file_layer = read_yaml(args.config) if args.config else {}
+    cfg = resolve_config(recipe.defaults, file_layer, cli_layer(args), gpu=has_gpu())
+    from kit.runner import run_training
+
+    run_training(cfg, recipe)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return {"train": train_command}[args.command](args)
+    except KitError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2

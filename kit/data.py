@@ -1,0 +1,113 @@
+"""The data step: load the recipe's rows, check them, and drop prompts that would not fit.
+
+TRL's GRPOConfig no longer truncates prompts (`max_prompt_length` was removed in TRL 0.28), so the
+kit drops over-long prompts here, before training, and says how many.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from kit.config import SAMPLE_DATA, DataConfig
+from kit.errors import KitError
+from kit.recipe import Recipe
+from kit.tiny import cache_dir
+
+LOCAL_FORMATS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+def load_table(source: str | None, hub_id: str, split: str, hub_config: str | None = None):
+    """Rows from a local .jsonl/.json/.csv/.parquet file, or from the hub when `source` is None."""
+    import datasets
+
+    if source is None:
+        return datasets.load_dataset(hub_id, hub_config, split=split)
+    path = Path(source)
+    kind = LOCAL_FORMATS.get(path.suffix.lower())
+    if kind is None:
+        raise KitError(f"data file {path} has an unknown type; use one of: {', '.join(LOCAL_FORMATS)}")
+    if not path.is_file():
+        raise KitError(f"data file {path} does not exist")
+    try:
+        return datasets.load_dataset(kind, data_files=str(path), split="train")
+    except Exception as err:  # datasets wraps parser errors in several types
+        raise KitError(f"cannot read data file {path} as {kind}: {err}") from None
+
+
+def require_columns(dataset, columns: list[str], where: str) -> None:
+    missing = [c for c in columns if c not in dataset.column_names]
+    if missing:
+        raise KitError(
+            f"{where} lacks column(s) {', '.join(repr(c) for c in missing)}; it has: {', '.join(dataset.column_names)}"
+        )
+
+
+def sample_path(recipe: Recipe, split: str) -> Path:
+    """Write the recipe's sample data for `split` (atomically) and return its path."""
+    if recipe.write_sample is None:
+        raise KitError(f"recipe '{recipe.name}' ships no sample data; set data.path to a file (DATA=...)")
+    folder = cache_dir() / "samples"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{recipe.name}-{split}.jsonl"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    os.close(fd)
+    try:
+        recipe.write_sample(Path(tmp), split)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return path
+
+
+def prepare_dataset(recipe: Recipe, cfg: DataConfig, tokenizer, rewards=None):
+    """The recipe's dataset for training: checked, limited, and with over-long prompts dropped."""
+    source = str(sample_path(recipe, cfg.split)) if cfg.path == SAMPLE_DATA else cfg.path
+    dataset = recipe.prepare(cfg.split, source)
+    if cfg.limit is not None:
+        dataset = dataset.select(range(min(cfg.limit, len(dataset))))
+    check_prompts(dataset, recipe.name)
+    bundle = rewards if rewards is not None else recipe.rewards
+    for reward, columns in bundle.columns_needed().items():
+        require_columns(dataset, columns, f"the dataset of recipe '{recipe.name}' (reward '{reward}' reads it)")
+    return drop_long_prompts(dataset, tokenizer, cfg.max_prompt_length)
+
+
+def check_prompts(dataset, recipe_name: str) -> None:
+    if len(dataset) == 0:
+        raise KitError(f"recipe '{recipe_name}' produced no rows; check data.path and data.split")
+    require_columns(dataset, ["prompt"], f"the dataset of recipe '{recipe_name}'")
+    for index, prompt in enumerate(dataset["prompt"]):
+        ok = isinstance(prompt, list) and prompt and all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in prompt
+        )
+        if not ok:
+            raise KitError(
+                f"row {index}: 'prompt' must be a list of chat messages like "
+                f"[{{'role': 'user', 'content': '...'}}], got {prompt!r:.120}"
+            )
+
+
+def prompt_lengths(dataset, tokenizer) -> list[int]:
+    """Token count of each prompt as the model will see it (chat template + generation prompt)."""
+    return [
+        len(tokenizer.apply_chat_template(prompt, tokenize=True, add_generation_prompt=True, return_dict=False))
+        for prompt in dataset["prompt"]
+    ]
+
+
+def drop_long_prompts(dataset, tokenizer, max_prompt_length: int):
+    lengths = prompt_lengths(dataset, tokenizer)
+    keep = [i for i, n in enumerate(lengths) if n <= max_prompt_length]
+    dropped = len(dataset) - len(keep)
+    if not keep:
+        raise KitError(
+            f"every prompt is longer than data.max_prompt_length={max_prompt_length} tokens "
+            f"(shortest: {min(lengths)}); raise data.max_prompt_length"
+        )
+    if dropped:
+        print(f"data: dropped {dropped} of {len(dataset)} prompts longer than {max_prompt_length} tokens "
+              f"(data.max_prompt_length); {len(keep)} remain")
+        dataset = dataset.select(keep)
+    return dataset

@@ -1,0 +1,33 @@
+"""Training metrics as JSON lines: `OUT/metrics.jsonl`, one object per logged step, for other tools to read."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from transformers import TrainerCallback
+
+
+class MetricsFile(TrainerCallback):
+    """Appends every log TRL makes (reward, reward_std, rewards/<name>/mean, loss, ...) with its step."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not state.is_world_process_zero or not logs:
+            return
+        record = {"step": state.global_step, **{k: _jsonable(v) for k, v in logs.items()}}
+        with self.path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+def _jsonable(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # JSON has no NaN / inf; keep them visible as strings
+    return value
+
+
+def read_metrics(path: Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]

@@ -1,0 +1,52 @@
+"""Format rewards for `<reasoning>...</reasoning><answer>...</answer>`-style output, as factories.
+
+Each factory takes the tag names and returns a named reward function, so a recipe with other tags
+(`<think>`, `<solution>`) uses the same code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kit.rewards.text import completion_text
+
+TRAILING_PENALTY_PER_CHAR = 0.001
+
+
+def strict_xml_format(think: str = "reasoning", answer: str = "answer"):
+    """1.0 for exactly `<think>\\n...\\n</think>\\n<answer>\\n...\\n</answer>` and nothing around it."""
+    pattern = re.compile(rf"<{think}>\n.+?\n</{think}>\n<{answer}>\n.+?\n</{answer}>\n?", re.DOTALL)
+
+    def strict_format(completions, **kwargs) -> list[float]:
+        return [float(pattern.fullmatch(completion_text(c)) is not None) for c in completions]
+
+    return strict_format
+
+
+def soft_xml_format(think: str = "reasoning", answer: str = "answer"):
+    """1.0 when a <think> block is followed by an <answer> block, whatever the whitespace."""
+    pattern = re.compile(rf"<{think}>.*?</{think}>\s*<{answer}>.*?</{answer}>", re.DOTALL)
+
+    def soft_format(completions, **kwargs) -> list[float]:
+        return [float(pattern.search(completion_text(c)) is not None) for c in completions]
+
+    return soft_format
+
+
+def xml_tag_count(think: str = "reasoning", answer: str = "answer"):
+    """Partial credit: 0.25 for each of the four tags present exactly once, minus 0.001 per character
+    of text after the closing answer tag; clipped to [0, 1]."""
+    tags = [f"<{think}>", f"</{think}>", f"<{answer}>", f"</{answer}>"]
+    closing = tags[-1]
+
+    def xml_count(completions, **kwargs) -> list[float]:
+        scores = []
+        for completion in completions:
+            text = completion_text(completion)
+            score = sum(0.25 for tag in tags if text.count(tag) == 1)
+            if text.count(closing) == 1:
+                score -= len(text.split(closing)[-1].strip()) * TRAILING_PENALTY_PER_CHAR
+            scores.append(min(1.0, max(0.0, score)))
+        return scores
+
+    return xml_count

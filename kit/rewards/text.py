@@ -1,0 +1,25 @@
+"""Getting the generated text out of whatever form TRL hands a completion in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def completion_text(completion: Any) -> str:
+    """Text of one completion: a plain string, or a list of chat messages (the last one's content)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and completion:
+        return _message_text(completion[-1])
+    if isinstance(completion, dict):
+        return _message_text(completion)
+    return ""
+
+
+def _message_text(message: Any) -> str:
+    if not isinstance(message, dict):
+        return str(message)
+    content = message.get("content", "")
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""

@@ -1,0 +1,157 @@
+"""The training run, as a short list of named steps: load, prepare, train, save.
+
+    python -m kit train gsm8k --out outputs/gsm8k-run grpo.max_steps=100
+
+Output layout (stable, other tools read it):
+    OUT/run.yaml        resolved config + package versions: re-run with `--config OUT/run.yaml`
+    OUT/metrics.jsonl   one JSON object per logged step (reward, reward_std, rewards/<name>/mean, ...)
+    OUT/adapter/        the LoRA adapter + tokenizer
+    OUT/merged/         the adapter merged into 16-bit weights; loads with plain transformers
+    OUT/checkpoints/    trainer checkpoints every grpo.save_steps
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from kit.config import SMOKE, RunConfig
+from kit.env import package_versions
+from kit.errors import KitError
+from kit.recipe import Recipe, RewardBundle
+
+# Keys the kit sets itself; grpo.extra may not override them.
+_KIT_OWNED = {"output_dir", "seed", "reward_weights", "save_strategy"}
+
+
+@dataclass
+class RunResult:
+    output_dir: Path
+    adapter_dir: Path | None
+    merged_dir: Path | None
+    seconds: float
+
+
+def default_output_dir(recipe_name: str) -> Path:
+    return Path("outputs") / f"{recipe_name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def prepare_output_dir(cfg: RunConfig, recipe: Recipe) -> Path:
+    out = Path(cfg.output_dir) if cfg.output_dir else default_output_dir(recipe.name)
+    if out.exists() and any(out.iterdir()):
+        raise KitError(f"output folder {out} is not empty; choose another OUT or remove it")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def write_run_file(out: Path, cfg: RunConfig) -> None:
+    """The resolved config (loadable with --config) and, under `versions`, what it ran with."""
+    record = cfg.model_dump(mode="json")
+    record["output_dir"] = str(out)
+    text = yaml.safe_dump(record, sort_keys=False)
+    text += "# what this run used; ignored when the file is read back as a config\n"
+    text += yaml.safe_dump({"versions": package_versions()}, sort_keys=False)
+    (out / "run.yaml").write_text(text)
+
+
+def grpo_args(cfg: RunConfig, out: Path, rewards: RewardBundle):
+    """TRL's GRPOConfig from the `grpo` section; `grpo.extra` passes any other field through."""
+    from trl import GRPOConfig
+
+    g = cfg.grpo
+    known = set(GRPOConfig.__dataclass_fields__)
+    unknown = sorted(set(g.extra) - known)
+    if unknown:
+        raise KitError(f"grpo.extra.{unknown[0]}: not a GRPOConfig setting in this TRL version")
+    owned = sorted(set(g.extra) & (_KIT_OWNED | set(type(g).model_fields)))
+    if owned:
+        raise KitError(f"grpo.extra.{owned[0]}: set it as grpo.{owned[0]} (or let the kit set it), not in extra")
+    settings = g.model_dump(exclude={"extra", "num_processes"})
+    return GRPOConfig(
+        output_dir=str(out / "checkpoints"),
+        seed=cfg.seed,
+        reward_weights=rewards.weights,
+        save_strategy="steps",
+        **settings,
+        **g.extra,
+    )
+
+
+def run_training(cfg: RunConfig, recipe: Recipe) -> RunResult:
+    """Load -> prepare -> train -> save, each a step of its own."""
+    from kit.loader import load_model  # imports Unsloth first, before TRL
+
+    started = time.perf_counter()
+    out = prepare_output_dir(cfg, recipe)
+    write_run_file(out, cfg)
+    announce(cfg, recipe, out)
+    rewards = recipe.rewards.reweighted(cfg.rewards)
+    model, tokenizer = load_model(cfg.model, cfg.seed)
+    from kit.data import prepare_dataset
+
+    dataset = prepare_dataset(recipe, cfg.data, tokenizer, rewards)
+    trainer = build_trainer(cfg, model, tokenizer, dataset, rewards, out)
+    trainer.train()
+    adapter_dir, merged_dir = save_outputs(cfg, model, tokenizer, out)
+    result = RunResult(out, adapter_dir, merged_dir, time.perf_counter() - started)
+    print_summary(cfg, result)
+    return result
+
+
+def build_trainer(cfg: RunConfig, model, tokenizer, dataset, rewards: RewardBundle, out: Path):
+    from trl import GRPOTrainer
+
+    from kit.metrics import MetricsFile
+
+    return GRPOTrainer(
+        model=model,
+        processing_class=tokenizer,
+        reward_funcs=rewards.funcs,
+        args=grpo_args(cfg, out, rewards),
+        train_dataset=dataset,
+        callbacks=[MetricsFile(out / "metrics.jsonl")],
+    )
+
+
+def save_outputs(cfg: RunConfig, model, tokenizer, out: Path) -> tuple[Path | None, Path | None]:
+    from kit.loader import resolve_model_name
+    from kit.merge import save_adapter, save_merged
+
+    adapter_dir = save_adapter(model, tokenizer, out / "adapter")
+    merged_dir = None
+    if "merged_16bit" in cfg.save.formats:
+        print(f"save: merging the adapter into 16-bit ({cfg.save.merged_dtype}) weights -> {out / 'merged'}")
+        base = resolve_model_name(cfg.model.name)
+        merged_dir = save_merged(model, tokenizer, adapter_dir, base, out / "merged", cfg.save.merged_dtype)
+    if "lora" not in cfg.save.formats:
+        import shutil
+
+        shutil.rmtree(adapter_dir)
+        adapter_dir = None
+    return adapter_dir, merged_dir
+
+
+def announce(cfg: RunConfig, recipe: Recipe, out: Path) -> None:
+    g = cfg.grpo
+    prompts = g.generation_batch_size // g.num_generations
+    print(f"run: recipe {recipe.name}, model {cfg.model.name}, profile {cfg.profile}, output {out}")
+    print(f"run: {prompts} prompt(s) x {g.num_generations} generations = {g.generation_batch_size} "
+          f"completions per step, max_steps {g.max_steps}")
+    if cfg.profile == SMOKE:
+        print("run: SMOKE PROFILE: a tiny model built on the spot and the recipe's sample data, a few steps. "
+              "It checks that the pipeline runs; it does not train a useful model. "
+              f"For a real run on a GPU: make train RECIPE={recipe.name} PROFILE=full")
+
+
+def print_summary(cfg: RunConfig, result: RunResult) -> None:
+    print(f"done in {result.seconds:.0f} s: {result.output_dir}")
+    if result.adapter_dir:
+        print(f"  adapter: {result.adapter_dir}")
+    if result.merged_dir:
+        print(f"  merged:  {result.merged_dir}  (loads with transformers.AutoModelForCausalLM.from_pretrained)")
+    print(f"  metrics: {result.output_dir / 'metrics.jsonl'}")
+    print(f"  config:  {result.output_dir / 'run.yaml'}  (re-run: python -m kit train {cfg.recipe} --config "
+          f"{result.output_dir / 'run.yaml'} --out NEW_DIR)")

@@ -1,0 +1,120 @@
+"""GSM8K grade-school math with reasoning: answer in <reasoning>/<answer> tags, rewarded for the right number.
+
+    make train RECIPE=gsm8k                       # hub dataset openai/gsm8k (config "main")
+    make train RECIPE=gsm8k DATA=my_problems.jsonl  # local file with `question` and `answer` columns
+
+The gold answer is the text after '####' in GSM8K's solution (or the whole `answer` cell when it has
+no '####'), with commas and '$' removed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from kit.data import load_table, require_columns
+from kit.errors import KitError
+from kit.recipe import RewardBundle
+from kit.rewards import (
+    answer_correct, canonical_number, extract_hash_answer, integer_answer, soft_xml_format,
+    strict_xml_format, xml_tag_count,
+)
+
+HUB_ID, HUB_CONFIG = "openai/gsm8k", "main"
+
+SYSTEM_PROMPT = """Respond in the following format:
+<reasoning>
+...
+</reasoning>
+<answer>
+...
+</answer>"""
+
+# Unsloth's GSM8K notebook bundle: correctness dominates; format terms give a signal from the start.
+REWARDS = RewardBundle(
+    (answer_correct, 2.0),
+    (integer_answer, 0.5),
+    (strict_xml_format(), 0.5),
+    (soft_xml_format(), 0.5),
+    (xml_tag_count(), 0.5),
+)
+
+DEFAULTS = {
+    "data": {"max_prompt_length": 256},
+    "grpo": {
+        "learning_rate": 5e-6,
+        "per_device_train_batch_size": 8,  # 1 prompt x 8 generations per device step
+        "num_generations": 8,
+        "max_completion_length": 256,  # 1024 seq - 256 prompt leaves room; longer reasoning costs memory
+        "max_steps": 250,
+    },
+}
+
+
+def prepare(split: str, source: str | None):
+    """GSM8K rows -> `prompt` (system + question as chat messages) and `answer` (gold number)."""
+    table = load_table(source, HUB_ID, split, HUB_CONFIG)
+    require_columns(table, ["question", "answer"], f"data {source or HUB_ID}")
+    _check_rows(table)
+    return table.map(
+        lambda row: {"prompt": to_prompt(row["question"]), "answer": gold_answer(row["answer"])},
+        remove_columns=table.column_names,
+    )
+
+
+def to_prompt(question: str) -> list[dict]:
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": question}]
+
+
+def gold_answer(solution) -> str:
+    """'...#### 1,234' -> '1234'; a bare number cell ('$72') is its own answer."""
+    text = str(solution)
+    return extract_hash_answer(text) if "####" in text else (canonical_number(text) or text.strip())
+
+
+def _check_rows(table) -> None:
+    for index, (question, solution) in enumerate(zip(table["question"], table["answer"])):
+        if not isinstance(question, str) or not question.strip():
+            raise KitError(f"row {index}: 'question' is empty; every row needs a question")
+        if solution is None or not gold_answer(solution):
+            raise KitError(f"row {index}: 'answer' has no final answer; end it with '#### <number>'")
+
+
+# --- sample data: GSM8K-format problems written by the kit, so smoke runs and tests work offline ---
+
+_NAMES = ["Ava", "Ben", "Chloe", "Dev", "Elena", "Farid", "Grace", "Hugo", "Ines", "Jamal"]
+_ITEMS = ["apples", "stickers", "marbles", "books", "pencils", "cookies", "stamps", "shells"]
+
+
+def _problem(rng: random.Random) -> dict:
+    name, item = rng.choice(_NAMES), rng.choice(_ITEMS)
+    a, b, c = rng.randint(2, 60), rng.randint(2, 40), rng.randint(2, 9)
+    kind = rng.randrange(4)
+    if kind == 0:
+        total = a + b
+        q = f"{name} has {a} {item}. A friend gives {name} {b} more. How many {item} does {name} have now?"
+        steps = f"{name} has {a} + {b} = <<{a}+{b}={total}>>{total} {item}."
+    elif kind == 1:
+        a = a + b
+        total = a - b
+        q = f"{name} had {a} {item} and gave away {b}. How many {item} are left?"
+        steps = f"{a} - {b} = <<{a}-{b}={total}>>{total} {item} are left."
+    elif kind == 2:
+        total = a * c
+        q = f"{name} buys {c} boxes of {item} with {a} {item} in each box. How many {item} is that?"
+        steps = f"{c} boxes x {a} = <<{c}*{a}={total}>>{total} {item}."
+    else:
+        price, count = rng.randint(12, 250), rng.randint(3, 12)
+        total = price * count
+        q = f"A ticket costs ${price}. {name} buys {count} tickets. How many dollars does {name} spend?"
+        steps = f"{count} x ${price} = $<<{count}*{price}={total}>>{total:,}."
+    return {"question": q, "answer": f"{steps}\n#### {total:,}"}
+
+
+def write_sample(path: Path, split: str) -> None:
+    """64 train or 32 test problems in GSM8K's format (with '#### 1,234' answers), seeded by split."""
+    rng = random.Random(f"gsm8k-sample-{split}")
+    count = 64 if split == "train" else 32
+    rows = [_problem(rng) for _ in range(count)]
+    Path(path).write_text("".join(json.dumps(row) + "\n" for row in rows))
