@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Create .venv and install the kit with a torch build that fits this machine (make install runs this).
+#   GPU (nvidia-smi present): the gpu extra: Unsloth with its full dependencies, vLLM, torch 2.14.0.
+#   CPU: torch 2.13.0, then Unsloth without its GPU-only dependencies (torchvision, xformers).
+# TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu picks PyTorch's small CPU wheels on a CPU machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+pip=".venv/bin/python -m pip"
+$pip install --quiet --upgrade pip
+
+unsloth_pins=$(.venv/bin/python -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['unsloth']))")
+
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+    echo "install: NVIDIA GPU found: installing the gpu extra (Unsloth, vLLM, torch 2.14.0)"
+    $pip install -e ".[gpu,dev]"
+else
+    echo "install: no NVIDIA GPU: CPU torch 2.13.0, Unsloth without its GPU-only dependencies"
+    $pip install "torch==2.13.0" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
+    $pip install --no-deps $unsloth_pins
+    $pip install -e ".[dev]"
+    # Unsloth checks torchvision at import and fails on a mismatched one; it runs without it.
+    $pip uninstall --yes --quiet torchvision 2>/dev/null || true
+fi
+touch .venv/.installed
+echo "install: done ($(.venv/bin/python -c 'import torch; print("torch", torch.__version__)'))"
