@@ -55,7 +55,9 @@ def train_command(args: argparse.Namespace) -> int:
 
     recipe = load_recipe(args.recipe)
     file_layer = read_yaml(args.config) if args.config else {}
-    cfg = resolve_config(recipe.defaults, file_layer, cli_layer(args), gpu=has_gpu())
+    cfg = resolve_config(
+        recipe.defaults, file_layer, cli_layer(args), gpu=has_gpu(), recipe_has_sample=recipe.write_sample is not None
+    )
     from kit.runner import run_training
 
     run_training(cfg, recipe)
@@ -63,7 +65,13 @@ def train_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    # Overrides may come after options (`--out x grpo.beta=0.04`), which argparse leaves unparsed.
+    args, rest = parser.parse_known_args(argv)
+    unknown = [item for item in rest if item.startswith("-") or "=" not in item]
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.overrides = [*getattr(args, "overrides", []), *rest]
     try:
         return {"train": train_command}[args.command](args)
     except KitError as err:

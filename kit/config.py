@@ -265,11 +265,23 @@ def resolve_profile(requested: str, gpu: bool) -> str:
     return requested
 
 
-def resolve_config(recipe_defaults: dict, file_layer: dict, cli_layer: dict, gpu: bool) -> RunConfig:
-    """Apply the layers in order: schema defaults < recipe < profile < YAML file < CLI."""
+def resolve_config(
+    recipe_defaults: dict, file_layer: dict, cli_layer: dict, gpu: bool, recipe_has_sample: bool = True
+) -> RunConfig:
+    """Apply the layers in order: schema defaults < recipe < profile < YAML file < CLI.
+
+    A recipe without sample data keeps its own data source under the smoke profile.
+    """
     requested = deep_merge(file_layer, cli_layer).get("profile", "auto")
     if requested not in ("auto", SMOKE, FULL):
         raise KitError(f"profile: '{requested}' is not a profile; choose from: auto, smoke, full")
     profile = resolve_profile(requested, gpu)
-    profile_layer = SMOKE_PROFILE if profile == SMOKE else {}
+    profile_layer = smoke_profile(recipe_has_sample) if profile == SMOKE else {}
     return build_config([recipe_defaults, profile_layer, file_layer, cli_layer, {"profile": profile}])
+
+
+def smoke_profile(recipe_has_sample: bool) -> dict:
+    layer = copy.deepcopy(SMOKE_PROFILE)
+    if not recipe_has_sample:
+        del layer["data"]["path"]
+    return layer

@@ -61,8 +61,8 @@ def sample_path(recipe: Recipe, split: str) -> Path:
     return path
 
 
-def prepare_dataset(recipe: Recipe, cfg: DataConfig, tokenizer, rewards=None):
-    """The recipe's dataset for training: checked, limited, and with over-long prompts dropped."""
+def load_rows(recipe: Recipe, cfg: DataConfig, rewards=None):
+    """The recipe's rows, checked and limited; needs no model, so it runs before loading one."""
     source = str(sample_path(recipe, cfg.split)) if cfg.path == SAMPLE_DATA else cfg.path
     dataset = recipe.prepare(cfg.split, source)
     if cfg.limit is not None:
@@ -71,7 +71,12 @@ def prepare_dataset(recipe: Recipe, cfg: DataConfig, tokenizer, rewards=None):
     bundle = rewards if rewards is not None else recipe.rewards
     for reward, columns in bundle.columns_needed().items():
         require_columns(dataset, columns, f"the dataset of recipe '{recipe.name}' (reward '{reward}' reads it)")
-    return drop_long_prompts(dataset, tokenizer, cfg.max_prompt_length)
+    return dataset
+
+
+def prepare_dataset(recipe: Recipe, cfg: DataConfig, tokenizer, rewards=None):
+    """The recipe's dataset for training: checked, limited, and with over-long prompts dropped."""
+    return drop_long_prompts(load_rows(recipe, cfg, rewards), tokenizer, cfg.max_prompt_length)
 
 
 def check_prompts(dataset, recipe_name: str) -> None:

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import yaml
 
+from kit import loader  # imports Unsloth, which must patch TRL before TRL is used
 from kit.config import SMOKE, RunConfig
+from kit.data import drop_long_prompts, load_rows
 from kit.env import package_versions
 from kit.errors import KitError
 from kit.recipe import Recipe, RewardBundle
@@ -39,11 +41,11 @@ def default_output_dir(recipe_name: str) -> Path:
     return Path("outputs") / f"{recipe_name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def prepare_output_dir(cfg: RunConfig, recipe: Recipe) -> Path:
+def output_path(cfg: RunConfig, recipe: Recipe) -> Path:
+    """Where this run writes; refuses a folder that already holds something (created later)."""
     out = Path(cfg.output_dir) if cfg.output_dir else default_output_dir(recipe.name)
     if out.exists() and any(out.iterdir()):
         raise KitError(f"output folder {out} is not empty; choose another OUT or remove it")
-    out.mkdir(parents=True, exist_ok=True)
     return out
 
 
@@ -82,18 +84,17 @@ def grpo_args(cfg: RunConfig, out: Path, rewards: RewardBundle):
 
 def run_training(cfg: RunConfig, recipe: Recipe) -> RunResult:
     """Load -> prepare -> train -> save, each a step of its own."""
-    from kit.loader import load_model  # imports Unsloth first, before TRL
-
     started = time.perf_counter()
-    out = prepare_output_dir(cfg, recipe)
+    rewards = recipe.rewards.reweighted(cfg.rewards)
+    rows = load_rows(recipe, cfg.data, rewards)  # config and data errors surface before anything is written
+    out = output_path(cfg, recipe)
+    args = grpo_args(cfg, out, rewards)
+    out.mkdir(parents=True, exist_ok=True)
     write_run_file(out, cfg)
     announce(cfg, recipe, out)
-    rewards = recipe.rewards.reweighted(cfg.rewards)
-    model, tokenizer = load_model(cfg.model, cfg.seed)
-    from kit.data import prepare_dataset
-
-    dataset = prepare_dataset(recipe, cfg.data, tokenizer, rewards)
-    trainer = build_trainer(cfg, model, tokenizer, dataset, rewards, out)
+    model, tokenizer = loader.load_model(cfg.model, cfg.seed)
+    dataset = drop_long_prompts(rows, tokenizer, cfg.data.max_prompt_length)
+    trainer = build_trainer(args, model, tokenizer, dataset, rewards, out)
     trainer.train()
     adapter_dir, merged_dir = save_outputs(cfg, model, tokenizer, out)
     result = RunResult(out, adapter_dir, merged_dir, time.perf_counter() - started)
@@ -101,7 +102,7 @@ def run_training(cfg: RunConfig, recipe: Recipe) -> RunResult:
     return result
 
 
-def build_trainer(cfg: RunConfig, model, tokenizer, dataset, rewards: RewardBundle, out: Path):
+def build_trainer(args, model, tokenizer, dataset, rewards: RewardBundle, out: Path):
     from trl import GRPOTrainer
 
     from kit.metrics import MetricsFile
@@ -110,21 +111,20 @@ def build_trainer(cfg: RunConfig, model, tokenizer, dataset, rewards: RewardBund
         model=model,
         processing_class=tokenizer,
         reward_funcs=rewards.funcs,
-        args=grpo_args(cfg, out, rewards),
+        args=args,
         train_dataset=dataset,
         callbacks=[MetricsFile(out / "metrics.jsonl")],
     )
 
 
 def save_outputs(cfg: RunConfig, model, tokenizer, out: Path) -> tuple[Path | None, Path | None]:
-    from kit.loader import resolve_model_name
     from kit.merge import save_adapter, save_merged
 
     adapter_dir = save_adapter(model, tokenizer, out / "adapter")
     merged_dir = None
     if "merged_16bit" in cfg.save.formats:
         print(f"save: merging the adapter into 16-bit ({cfg.save.merged_dtype}) weights -> {out / 'merged'}")
-        base = resolve_model_name(cfg.model.name)
+        base = loader.resolve_model_name(cfg.model.name)
         merged_dir = save_merged(model, tokenizer, adapter_dir, base, out / "merged", cfg.save.merged_dtype)
     if "lora" not in cfg.save.formats:
         import shutil

@@ -1,0 +1,88 @@
+import json
+
+import pandas as pd
+import pytest
+
+from kit.errors import KitError
+from recipes import gsm8k
+from tests.conftest import chat
+
+ROWS = [
+    {"question": "Tom has 3 apples and buys 4. How many?", "answer": "3 + 4 = <<3+4=7>>7\n#### 7"},
+    {"question": "A car costs $12,500 and a bike $500. Total?", "answer": "12,500 + 500 = 13,000\n#### $13,000"},
+    {"question": "It was 5 degrees and fell by 8. Now?", "answer": "5 - 8 = -3\n#### -3"},
+]
+
+
+@pytest.mark.parametrize("writer", ["jsonl", "csv", "parquet"])
+def test_prepare_reads_local_files(tmp_path, writer):
+    frame = pd.DataFrame(ROWS)
+    path = tmp_path / f"data.{writer}"
+    if writer == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    elif writer == "csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_parquet(path)
+    dataset = gsm8k.prepare("train", str(path))
+    assert set(dataset.column_names) == {"prompt", "answer"}
+    assert dataset["answer"] == ["7", "13000", "-3"]
+    first = dataset[0]["prompt"]
+    assert first[0] == {"role": "system", "content": gsm8k.SYSTEM_PROMPT}
+    assert first[1] == {"role": "user", "content": ROWS[0]["question"]}
+
+
+def test_bare_number_answers_are_accepted(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({"question": "q?", "answer": "$72"}) + "\n")
+    assert gsm8k.prepare("train", str(path))["answer"] == ["72"]
+
+
+def test_missing_column_names_it(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({"problem": "q?", "answer": "#### 1"}) + "\n")
+    with pytest.raises(KitError, match="lacks column\\(s\\) 'question'; it has: problem, answer"):
+        gsm8k.prepare("train", str(path))
+
+
+def test_row_without_final_answer_is_named(tmp_path):
+    path = tmp_path / "d.jsonl"
+    rows = [ROWS[0], {"question": "q?", "answer": "I am not sure ####"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(KitError, match="row 1: 'answer' has no final answer"):
+        gsm8k.prepare("train", str(path))
+
+
+def test_missing_file_and_unknown_type(tmp_path):
+    with pytest.raises(KitError, match="does not exist"):
+        gsm8k.prepare("train", str(tmp_path / "nope.jsonl"))
+    with pytest.raises(KitError, match="unknown type"):
+        gsm8k.prepare("train", str(tmp_path / "data.txt"))
+
+
+def test_sample_data_is_gsm8k_format_and_splits_differ(tmp_path):
+    gsm8k.write_sample(tmp_path / "train.jsonl", "train")
+    gsm8k.write_sample(tmp_path / "test.jsonl", "test")
+    train = [json.loads(line) for line in (tmp_path / "train.jsonl").read_text().splitlines()]
+    test = [json.loads(line) for line in (tmp_path / "test.jsonl").read_text().splitlines()]
+    assert len(train) == 64 and len(test) == 32
+    assert all("\n#### " in row["answer"] for row in train + test)
+    assert {r["question"] for r in train} != {r["question"] for r in test}
+
+
+def weighted_total(completions, answers):
+    totals = [0.0] * len(completions)
+    for reward in gsm8k.REWARDS.rewards:
+        for i, value in enumerate(reward.fn(completions=completions, answer=answers)):
+            totals[i] += reward.weight * (value or 0.0)
+    return totals
+
+
+def test_bundle_scores_hand_written_completions():
+    perfect = chat("<reasoning>\n3 + 4 = 7\n</reasoning>\n<answer>\n7\n</answer>\n")
+    wrong = chat("<reasoning>\n3 + 4 = 8\n</reasoning>\n<answer>\n8\n</answer>\n")
+    sloppy = chat("<reasoning>3 + 4 = 7</reasoning><answer>7</answer>")
+    bare = chat("7")
+    totals = weighted_total([perfect, wrong, sloppy, bare], ["7"] * 4)
+    # correct 2.0 + integer 0.5 + strict 0.5 + soft 0.5 + xml 0.5
+    assert totals == pytest.approx([4.0, 2.0, 3.5, 0.0])

@@ -1,0 +1,108 @@
+import pytest
+
+from kit.config import (
+    SMOKE_PROFILE, TINY_MODEL, build_config, parse_overrides, read_yaml, resolve_config,
+)
+from kit.errors import KitError
+
+
+def test_layers_apply_in_order_recipe_profile_file_cli():
+    recipe = {"grpo": {"learning_rate": 1e-6, "max_steps": 250, "beta": 0.01}}
+    file_layer = {"grpo": {"max_steps": 40, "beta": 0.02}}
+    cli = {"grpo": {"beta": 0.04}}
+    cfg = resolve_config(recipe, file_layer, cli, gpu=True)
+    assert cfg.profile == "full"
+    assert cfg.grpo.learning_rate == 1e-6  # recipe, nothing above it
+    assert cfg.grpo.max_steps == 40  # file beats recipe
+    assert cfg.grpo.beta == 0.04  # CLI beats file
+
+
+def test_auto_profile_is_smoke_without_gpu_and_cli_still_wins():
+    cfg = resolve_config({"grpo": {"max_steps": 250}}, {}, {}, gpu=False)
+    assert cfg.profile == "smoke"
+    assert cfg.model.name == TINY_MODEL
+    assert cfg.grpo.max_steps == SMOKE_PROFILE["grpo"]["max_steps"]  # profile beats recipe
+    cfg = resolve_config({}, {}, {"model": {"name": "my/model"}, "profile": "smoke"}, gpu=True)
+    assert cfg.profile == "smoke" and cfg.model.name == "my/model"
+
+
+def test_full_profile_keeps_real_model_default():
+    cfg = resolve_config({}, {}, {}, gpu=True)
+    assert cfg.model.name == "unsloth/Qwen2.5-1.5B-Instruct" and cfg.model.load_in_4bit
+
+
+def test_unknown_key_is_named_with_suggestion():
+    with pytest.raises(KitError, match=r"grpo\.learnin_rate: unknown key \(did you mean 'learning_rate'\?\)"):
+        build_config([{"grpo": {"learnin_rate": 1e-5}}])
+
+
+def test_unknown_section_is_named():
+    with pytest.raises(KitError, match=r"trainer: unknown key"):
+        build_config([{"trainer": {}}])
+
+
+def test_bad_value_names_key_and_value():
+    with pytest.raises(KitError, match=r"grpo\.num_generations: .*greater than or equal to 2.*got 1"):
+        build_config([{"grpo": {"num_generations": 1}}])
+
+
+def test_all_problems_reported_at_once():
+    with pytest.raises(KitError) as err:
+        build_config([{"grpo": {"learnin_rate": 1, "temperature": -1}, "model": {"lora_rank": 0}}])
+    message = str(err.value)
+    assert "3 problem(s)" in message
+    for key in ("grpo.learnin_rate", "grpo.temperature", "model.lora_rank"):
+        assert key in message
+
+
+def test_batch_not_divisible_by_generations_proposes_nearest_valid():
+    # The guide's 1 x 4 with 8 generations: TRL would fail after loading the model.
+    with pytest.raises(KitError) as err:
+        build_config([{"grpo": {"per_device_train_batch_size": 1, "gradient_accumulation_steps": 4, "num_generations": 8}}])
+    message = str(err.value)
+    assert "= 4 completions per step, which is not a multiple of num_generations (8)" in message
+    assert "per_device_train_batch_size=2" in message
+    assert "gradient_accumulation_steps=8" in message
+
+
+def test_divisibility_counts_processes():
+    build_config([{"grpo": {"per_device_train_batch_size": 4, "num_generations": 8, "num_processes": 2}}])
+    with pytest.raises(KitError, match="num_processes \\(3\\)"):
+        build_config([{"grpo": {"per_device_train_batch_size": 4, "num_generations": 8, "num_processes": 3}}])
+
+
+def test_completion_must_leave_room_for_prompt():
+    with pytest.raises(KitError, match="max_completion_length \\(1024\\) leaves no room"):
+        build_config([{"model": {"max_seq_length": 1024}, "grpo": {"max_completion_length": 1024}}])
+
+
+def test_negative_reward_weight_rejected():
+    with pytest.raises(KitError, match="rewards.answer_correct: weight -1.0 is negative"):
+        build_config([{"rewards": {"answer_correct": -1}}])
+
+
+def test_overrides_parse_yaml_values():
+    layer = parse_overrides(["grpo.learning_rate=1e-5", "model.target_modules=[q_proj, v_proj]", "grpo.beta=0.04"])
+    cfg = build_config([layer])
+    assert cfg.grpo.learning_rate == 1e-5
+    assert cfg.model.target_modules == ["q_proj", "v_proj"]
+    assert cfg.grpo.beta == 0.04
+
+
+def test_override_without_equals_says_how():
+    with pytest.raises(KitError, match="section.key=value"):
+        parse_overrides(["grpo.beta"])
+
+
+def test_yaml_must_be_mapping(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("- a\n- b\n")
+    with pytest.raises(KitError, match="must hold a mapping"):
+        read_yaml(path)
+    with pytest.raises(KitError, match="does not exist"):
+        read_yaml(tmp_path / "missing.yaml")
+
+
+def test_unknown_profile_rejected():
+    with pytest.raises(KitError, match="'tiny' is not a profile"):
+        resolve_config({}, {}, {"profile": "tiny"}, gpu=False)

@@ -1,0 +1,54 @@
+import pytest
+from datasets import Dataset
+
+from kit.config import DataConfig
+from kit.data import drop_long_prompts, prepare_dataset, prompt_lengths
+from kit.errors import KitError
+from kit.recipe import Recipe, RewardBundle
+
+
+def needs_answer(completions, answer, **kwargs):
+    return [0.0 for _ in completions]
+
+
+def recipe_with(rows) -> Recipe:
+    return Recipe(name="t", prepare=lambda split, source: Dataset.from_list(rows), rewards=RewardBundle((needs_answer, 1.0)))
+
+
+def prompt(text):
+    return [{"role": "user", "content": text}]
+
+
+def test_long_prompts_dropped_with_count(tiny_tokenizer, capsys):
+    rows = [{"prompt": prompt("hi"), "answer": "1"}, {"prompt": prompt("word " * 200), "answer": "2"}]
+    dataset = Dataset.from_list(rows)
+    short, long = prompt_lengths(dataset, tiny_tokenizer)
+    kept = drop_long_prompts(dataset, tiny_tokenizer, max_prompt_length=short)
+    assert kept["answer"] == ["1"]
+    assert "dropped 1 of 2 prompts longer than" in capsys.readouterr().out
+    with pytest.raises(KitError, match="every prompt is longer than data.max_prompt_length=1"):
+        drop_long_prompts(dataset, tiny_tokenizer, max_prompt_length=1)
+
+
+def test_reward_column_missing_is_named(tiny_tokenizer):
+    recipe = recipe_with([{"prompt": prompt("hi"), "gold": "1"}])
+    with pytest.raises(KitError, match="reward 'needs_answer' reads it\\) lacks column\\(s\\) 'answer'; it has: prompt, gold"):
+        prepare_dataset(recipe, DataConfig(), tiny_tokenizer)
+
+
+@pytest.mark.parametrize("bad", ["just a string", [{"role": "user"}], [{"content": "x"}]])
+def test_malformed_prompt_row_is_named(tiny_tokenizer, bad):
+    recipe = recipe_with([{"prompt": prompt("ok"), "answer": "1"}, {"prompt": bad, "answer": "2"}] if not isinstance(bad, str)
+                         else [{"prompt": bad, "answer": "2"}])
+    with pytest.raises(KitError, match="must be a list of chat messages"):
+        prepare_dataset(recipe, DataConfig(), tiny_tokenizer)
+
+
+def test_limit_keeps_first_rows(tiny_tokenizer):
+    recipe = recipe_with([{"prompt": prompt(f"q{i}"), "answer": str(i)} for i in range(10)])
+    assert prepare_dataset(recipe, DataConfig(limit=3), tiny_tokenizer)["answer"] == ["0", "1", "2"]
+
+
+def test_sample_needs_a_writer(tiny_tokenizer):
+    with pytest.raises(KitError, match="ships no sample data"):
+        prepare_dataset(recipe_with([]), DataConfig(path="sample"), tiny_tokenizer)

@@ -1,0 +1,46 @@
+import pytest
+
+from kit import loader
+from kit.config import TINY_MODEL, ModelConfig
+from kit.errors import KitError
+
+
+def test_fast_inference_without_gpu_says_so_once_and_continues(monkeypatch, capsys):
+    monkeypatch.setattr(loader, "has_gpu", lambda: False)
+    assert loader.fast_inference_available(ModelConfig(fast_inference=True)) is False
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1 and "needs a GPU (vLLM)" in lines[0] and "model.fast_inference=false" in lines[0]
+    assert loader.fast_inference_available(ModelConfig(fast_inference=False)) is False
+    assert capsys.readouterr().out == ""
+
+
+def test_fast_inference_without_vllm_says_so(monkeypatch, capsys):
+    monkeypatch.setattr(loader, "has_gpu", lambda: True)
+    monkeypatch.setattr(loader, "has_vllm", lambda: False)
+    assert loader.fast_inference_available(ModelConfig(fast_inference=True)) is False
+    assert "vLLM, which is not installed" in capsys.readouterr().out
+
+
+def test_model_names_resolve(tiny_model, tmp_path):
+    assert loader.resolve_model_name(TINY_MODEL) == str(tiny_model)
+    assert loader.resolve_model_name("unsloth/Qwen2.5-1.5B-Instruct") == "unsloth/Qwen2.5-1.5B-Instruct"
+    assert loader.resolve_model_name(str(tmp_path)) == str(tmp_path)
+    with pytest.raises(KitError, match="model path ./no/such/model does not exist"):
+        loader.resolve_model_name("./no/such/model")
+
+
+@pytest.mark.parametrize("four_bit", [False, True])
+def test_load_model_applies_lora_and_quantization(tiny_model, four_bit, capsys):
+    cfg = ModelConfig(name=TINY_MODEL, max_seq_length=256, load_in_4bit=four_bit, fast_inference=True,
+                      lora_rank=4, lora_alpha=8, target_modules=["q_proj", "v_proj"])
+    model, tokenizer = loader.load_model(cfg, seed=0)
+    names = [name for name, _ in model.named_modules()]
+    assert any(name.endswith("q_proj.lora_A.default") for name in names)
+    assert not any("k_proj.lora_A" in name for name in names)  # only the modules asked for
+    kinds = {type(m).__name__ for m in model.modules()}
+    assert ("Linear4bit" in kinds) == four_bit
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    # per layer, rank 4: q_proj A 4x64 + B 64x4; v_proj (2 kv heads x 16 = 32 out) A 4x64 + B 32x4
+    assert trainable == 2 * (4 * 64 + 64 * 4 + 4 * 64 + 32 * 4)
+    assert tokenizer.pad_token is not None
+    assert "needs a GPU (vLLM)" in capsys.readouterr().out

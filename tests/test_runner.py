@@ -1,0 +1,32 @@
+import pytest
+
+from kit.config import build_config
+from kit.errors import KitError
+from kit.recipe import load_recipe
+from kit.runner import grpo_args, output_path
+
+
+def test_grpo_args_carry_settings_weights_and_extra(tmp_path):
+    cfg = build_config([{"grpo": {"learning_rate": 2e-5, "num_generations": 4, "per_device_train_batch_size": 4,
+                                  "extra": {"loss_type": "dr_grpo"}}}])
+    bundle = load_recipe("gsm8k").rewards.reweighted({"xml_count": 0.25})
+    args = grpo_args(cfg, tmp_path, bundle)
+    assert args.learning_rate == 2e-5 and args.num_generations == 4 and args.loss_type == "dr_grpo"
+    assert args.reward_weights == [2.0, 0.5, 0.5, 0.5, 0.25]
+    assert args.output_dir == str(tmp_path / "checkpoints") and args.seed == cfg.seed
+    assert not (tmp_path / "checkpoints").exists()  # building the arguments writes nothing
+
+
+def test_grpo_extra_rejects_unknown_and_owned_keys(tmp_path):
+    bundle = load_recipe("gsm8k").rewards
+    with pytest.raises(KitError, match="grpo.extra.max_prompt_length: not a GRPOConfig setting"):
+        grpo_args(build_config([{"grpo": {"extra": {"max_prompt_length": 256}}}]), tmp_path, bundle)
+    with pytest.raises(KitError, match="grpo.extra.beta: set it as grpo.beta"):
+        grpo_args(build_config([{"grpo": {"extra": {"beta": 0.1}}}]), tmp_path, bundle)
+
+
+def test_output_path_refuses_used_folder(tmp_path):
+    (tmp_path / "old.txt").write_text("x")
+    with pytest.raises(KitError, match="is not empty"):
+        output_path(build_config([{"output_dir": str(tmp_path)}]), load_recipe("gsm8k"))
+    assert output_path(build_config([]), load_recipe("gsm8k")).parent.name == "outputs"

@@ -1,0 +1,138 @@
+"""The real CLI on the tiny model: train -> adapter + merged model on disk -> plain transformers generates."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import yaml
+
+from kit.config import build_config, read_yaml
+from kit.metrics import read_metrics
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+GENERATE_WITH_PLAIN_TRANSFORMERS = textwrap.dedent(
+    """
+    import json, sys
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    path = sys.argv[1]
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    prompt = tokenizer.apply_chat_template([{"role": "user", "content": "What is 2 plus 3?"}],
+                                           add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    out = model.generate(**prompt, max_new_tokens=8, do_sample=False)
+    print(json.dumps({"new_tokens": out.shape[1] - prompt["input_ids"].shape[1], "dtype": str(model.dtype),
+                      "quantized": hasattr(model.config, "quantization_config"),
+                      "unsloth_loaded": "unsloth" in sys.modules}))
+    """
+)
+
+
+def kit(*args, env_extra=None):
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "kit", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+
+
+def plain_generate(path):
+    result = subprocess.run([sys.executable, "-c", GENERATE_WITH_PLAIN_TRANSFORMERS, str(path)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def check_run_layout(out, steps):
+    for path in ("run.yaml", "metrics.jsonl", "adapter/adapter_config.json", "merged/config.json", "merged/model.safetensors"):
+        assert (out / path).exists(), f"{path} missing from {sorted(p.name for p in out.iterdir())}"
+    assert not [p for p in out.iterdir() if ".partial" in p.name], "a temporary folder was left behind"
+    logged = [m for m in read_metrics(out / "metrics.jsonl") if "reward" in m]
+    assert [m["step"] for m in logged] == list(range(1, steps + 1))
+    assert all("rewards/answer_correct/mean" in m and "reward_std" in m for m in logged)
+    cfg = build_config([read_yaml(out / "run.yaml")])  # run.yaml is a valid config as it stands
+    assert yaml.safe_load((out / "run.yaml").read_text())["versions"]["trl"] == "1.15.0"
+    return cfg
+
+
+def test_smoke_train_cli_end_to_end(tmp_path):
+    out = tmp_path / "run"
+    result = kit("train", "gsm8k", "--profile", "smoke", "--out", str(out))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "SMOKE PROFILE" in result.stdout and "make train RECIPE=gsm8k PROFILE=full" in result.stdout
+    cfg = check_run_layout(out, steps=2)
+    assert cfg.profile == "smoke" and cfg.output_dir == str(out)
+    generated = plain_generate(out / "merged")
+    assert generated == {"new_tokens": generated["new_tokens"], "dtype": "torch.bfloat16", "quantized": False, "unsloth_loaded": False}
+    assert generated["new_tokens"] > 0
+
+
+def test_4bit_training_merges_into_16bit_weights(tmp_path):
+    out = tmp_path / "run4"
+    result = kit("train", "gsm8k", "--profile", "smoke", "--out", str(out), "model.load_in_4bit=true")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "4-bit = True" in result.stdout + result.stderr  # Unsloth really loaded it in 4-bit
+    assert check_run_layout(out, steps=2).model.load_in_4bit
+    generated = plain_generate(out / "merged")
+    assert generated["new_tokens"] > 0 and not generated["quantized"] and generated["dtype"] == "torch.bfloat16"
+
+
+USER_RECIPE = textwrap.dedent(
+    """
+    from datasets import Dataset
+    from kit.recipe import RewardBundle
+
+    def digits(completions, **kwargs):
+        # varies between completions, so GRPO's advantages and gradients are non-zero
+        return [sum(ch.isdigit() for ch in c[-1]["content"]) / 10 for c in completions]
+
+    def prepare(split, source):
+        return Dataset.from_list([{"prompt": [{"role": "user", "content": f"Count to {i}"}]} for i in range(16)])
+
+    REWARDS = RewardBundle((digits, 1.0))
+    """
+)
+
+
+def test_user_recipe_file_trains_and_changes_the_weights(tmp_path, tiny_model):
+    from safetensors.torch import load_file
+
+    recipe = tmp_path / "count.py"
+    recipe.write_text(USER_RECIPE)
+    out = tmp_path / "run"
+    result = kit("train", str(recipe), "--profile", "smoke", "--out", str(out), "grpo.learning_rate=0.05", "--steps", "3")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    logged = [m for m in read_metrics(out / "metrics.jsonl") if "reward" in m]
+    assert len(logged) == 3 and any(m["grad_norm"] > 0 for m in logged)
+    base, merged = load_file(tiny_model / "model.safetensors"), load_file(out / "merged" / "model.safetensors")
+    changed = [k for k in base if "q_proj" in k and not base[k].float().allclose(merged[k].float())]
+    assert changed, "training a reward with signal left the merged q_proj weights equal to the base"
+    untouched = "model.embed_tokens.weight"
+    assert base[untouched].equal(merged[untouched])
+
+
+def test_unknown_recipe_exits_with_one_line(tmp_path):
+    result = kit("train", "gsm9k", "--out", str(tmp_path / "x"))
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("error: unknown recipe 'gsm9k'; choose from: gsm8k")
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_config_fails_before_anything_is_written(tmp_path):
+    out = tmp_path / "never"
+    result = kit("train", "gsm8k", "--profile", "smoke", "--out", str(out),
+                 "grpo.per_device_train_batch_size=1", "grpo.gradient_accumulation_steps=4", "grpo.num_generations=8")
+    assert result.returncode == 2
+    assert "nearest valid: per_device_train_batch_size=2" in result.stderr
+    assert not out.exists()
+
+
+def test_refuses_to_write_into_a_used_output_folder(tmp_path):
+    out = tmp_path / "used"
+    out.mkdir()
+    (out / "run.yaml").write_text("recipe: gsm8k\n")
+    result = kit("train", "gsm8k", "--profile", "smoke", "--out", str(out))
+    assert result.returncode == 2 and "is not empty" in result.stderr
+    assert [p.name for p in out.iterdir()] == ["run.yaml"]
