@@ -65,6 +65,7 @@ def train_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    sys.stdout.reconfigure(line_buffering=True)  # the kit's lines stay in order with progress bars on stderr
     parser = build_parser()
     # Overrides may come after options (`--out x grpo.beta=0.04`), which argparse leaves unparsed.
     args, rest = parser.parse_known_args(argv)

@@ -23,6 +23,7 @@ else
     $pip install -e ".[dev]"
     # Unsloth checks torchvision at import and fails on a mismatched one; it runs without it.
     $pip uninstall --yes --quiet torchvision 2>/dev/null || true
+    echo "install: pip's notes that unsloth 'requires torchvision' and 'xformers' are expected here: on a CPU Unsloth runs without them"
 fi
 touch .venv/.installed
 echo "install: done ($(.venv/bin/python -c 'import torch; print("torch", torch.__version__)'))"
