@@ -23,7 +23,13 @@ def load_table(source: str | None, hub_id: str, split: str, hub_config: str | No
     import datasets
 
     if source is None:
-        return datasets.load_dataset(hub_id, hub_config, split=split)
+        try:
+            return datasets.load_dataset(hub_id, hub_config, split=split)
+        except OSError as err:  # ConnectionError, not found, offline without a cached copy
+            raise KitError(
+                f"cannot load dataset {hub_id} from the hub ({str(err).splitlines()[0]}); "
+                "offline, pass a local file with DATA=path, or run PROFILE=smoke"
+            ) from None
     path = Path(source)
     kind = LOCAL_FORMATS.get(path.suffix.lower())
     if kind is None:

@@ -52,15 +52,21 @@ def load_model(cfg: ModelConfig, seed: int = 3407):
     """Load `cfg.name` with Unsloth and wrap it in LoRA adapters; returns (model, tokenizer)."""
     fast = fast_inference_available(cfg)
     extra = {"gpu_memory_utilization": cfg.gpu_memory_utilization, "max_lora_rank": cfg.lora_rank} if fast else {}
-    model, tokenizer = FastLanguageModel.from_pretrained(
-        model_name=resolve_model_name(cfg.name),
-        max_seq_length=cfg.max_seq_length,
-        load_in_4bit=cfg.load_in_4bit,
-        fast_inference=fast,
-        dtype=None if cfg.dtype == "auto" else getattr(torch, cfg.dtype),
-        random_state=seed,
-        **extra,
-    )
+    try:
+        model, tokenizer = FastLanguageModel.from_pretrained(
+            model_name=resolve_model_name(cfg.name),
+            max_seq_length=cfg.max_seq_length,
+            load_in_4bit=cfg.load_in_4bit,
+            fast_inference=fast,
+            dtype=None if cfg.dtype == "auto" else getattr(torch, cfg.dtype),
+            random_state=seed,
+            **extra,
+        )
+    except OSError as err:  # not on the hub, no network, no cached copy
+        raise KitError(
+            f"cannot load model {cfg.name} ({str(err).splitlines()[0]}); offline, give a local folder "
+            "with MODEL=path, or run PROFILE=smoke for the kit's tiny model"
+        ) from None
     model = FastLanguageModel.get_peft_model(
         model,
         r=cfg.lora_rank,

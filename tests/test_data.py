@@ -52,3 +52,16 @@ def test_limit_keeps_first_rows(tiny_tokenizer):
 def test_sample_needs_a_writer(tiny_tokenizer):
     with pytest.raises(KitError, match="ships no sample data"):
         prepare_dataset(recipe_with([]), DataConfig(path="sample"), tiny_tokenizer)
+
+
+def test_hub_failure_says_what_to_do(monkeypatch):
+    import datasets
+
+    from kit.data import load_table
+
+    def offline(*args, **kwargs):
+        raise ConnectionError("Couldn't reach 'openai/gsm8k' on the Hub (LocalEntryNotFoundError)")
+
+    monkeypatch.setattr(datasets, "load_dataset", offline)
+    with pytest.raises(KitError, match=r"cannot load dataset openai/gsm8k from the hub .*DATA=path.*PROFILE=smoke"):
+        load_table(None, "openai/gsm8k", "train", "main")

@@ -44,3 +44,12 @@ def test_load_model_applies_lora_and_quantization(tiny_model, four_bit, capsys):
     assert trainable == 2 * (4 * 64 + 64 * 4 + 4 * 64 + 32 * 4)
     assert tokenizer.pad_token is not None
     assert "needs a GPU (vLLM)" in capsys.readouterr().out
+
+
+def test_unreachable_model_says_what_to_do(monkeypatch):
+    def offline(**kwargs):
+        raise OSError("We couldn't connect to 'https://huggingface.co' to load the files.\nCheck your connection.")
+
+    monkeypatch.setattr(loader.FastLanguageModel, "from_pretrained", offline)
+    with pytest.raises(KitError, match=r"cannot load model org/model \(We couldn't connect.*\); .*MODEL=path.*PROFILE=smoke"):
+        loader.load_model(ModelConfig(name="org/model", fast_inference=False))
