@@ -1,10 +1,9 @@
 """Saving what training made: the LoRA adapter, and the adapter merged into 16-bit base weights.
 
 A model trained in 4-bit is never merged into its dequantized 4-bit weights (that loses the base's
-precision for good). On a GPU, Unsloth's `save_pretrained_merged` fetches the original 16-bit weights
-and merges shard by shard. On a CPU, where Unsloth cannot merge into a 4-bit model, the kit reloads the
-base in 16-bit with plain transformers, applies the adapter with PEFT and merges there.
-Both write to a temporary folder that is renamed only when complete.
+precision for good): the adapter is merged into the base's original 16-bit safetensors, one shard at
+a time (kit/lora_merge.py), so a 16 GB model merges in far less than 16 GB of RAM, on a GPU machine
+and a CPU alike. Everything is written to a temporary folder that is renamed only when complete.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from kit.env import has_gpu
+from kit.lora_merge import merge_lora_shards
 
 _PREQUANTIZED_SUFFIXES = ("-unsloth-bnb-4bit", "-bnb-4bit")
 
@@ -50,32 +49,20 @@ def base_16bit_name(name: str) -> str:
     return name
 
 
-def save_merged(model, tokenizer, adapter_dir: Path, base_name: str, out: Path, dtype: str) -> Path:
+def save_merged(adapter_dir: Path, base_name: str, out: Path, dtype: str) -> Path:
     """Write the adapter merged into 16-bit base weights to `out` (safetensors + tokenizer + chat template)."""
+    base_dir = local_base_weights(base_16bit_name(base_name))
     with atomic_dir(out) as tmp:
-        if has_gpu():
-            model.save_pretrained_merged(str(tmp), tokenizer, save_method="merged_16bit")
-        else:
-            merge_on_cpu(adapter_dir, base_16bit_name(base_name), tmp, dtype)
-        copy_sentencepiece_model(base_name, tmp)
+        merge_lora_shards(Path(adapter_dir), base_dir, tmp, dtype)
     return out
 
 
-def copy_sentencepiece_model(base_name: str, out: Path) -> None:
-    """Keep a local base's `tokenizer.model`: transformers does not re-save it, and GGUF conversion of
-    SentencePiece tokenizers reads it."""
-    source = Path(base_name) / "tokenizer.model"
-    if source.is_file() and not (out / "tokenizer.model").exists():
-        shutil.copy2(source, out / "tokenizer.model")
+def local_base_weights(name: str) -> Path:
+    """A local folder holding the base model's 16-bit safetensors (fetched from the hub for a hub id)."""
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return path
+    from huggingface_hub import snapshot_download
 
-
-def merge_on_cpu(adapter_dir: Path, base_name: str, out: Path, dtype: str) -> None:
-    """Reload the base in 16-bit, apply the adapter and merge it: works for adapters trained in 4-bit too."""
-    import torch
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    base = AutoModelForCausalLM.from_pretrained(base_name, dtype=getattr(torch, dtype), device_map="cpu")
-    merged = PeftModel.from_pretrained(base, str(adapter_dir)).merge_and_unload()
-    merged.save_pretrained(out, safe_serialization=True)
-    AutoTokenizer.from_pretrained(str(adapter_dir)).save_pretrained(out)
+    print(f"merge: fetching the 16-bit weights of {name} (safetensors, config, tokenizer)")
+    return Path(snapshot_download(name, allow_patterns=["*.safetensors", "*.json", "tokenizer.model", "*.jinja"]))

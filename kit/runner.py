@@ -131,7 +131,7 @@ def save_outputs(cfg: RunConfig, model, tokenizer, out: Path) -> tuple[Path | No
     if "merged_16bit" in cfg.save.formats:
         print(f"save: merging the adapter into 16-bit ({cfg.save.merged_dtype}) weights -> {out / 'merged'}")
         base = loader.resolve_model_name(cfg.model.name)
-        merged_dir = save_merged(model, tokenizer, adapter_dir, base, out / "merged", cfg.save.merged_dtype)
+        merged_dir = save_merged(adapter_dir, base, out / "merged", cfg.save.merged_dtype)
     if "lora" not in cfg.save.formats:
         import shutil
 
