@@ -1,9 +1,13 @@
 """A tiny chat model built on the spot, so the whole pipeline runs offline on a CPU.
 
-The smoke profile and the tests use it instead of a hub model: a 2-layer Llama (a few hundred
-thousand parameters) with a SentencePiece tokenizer trained on a fixed corpus and a ChatML chat
-template. It learns nothing useful; it exists so that loading, GRPO, merging and exporting can be
-exercised end to end with no network. Built once and cached (see `tiny_model_path`).
+The smoke profile and the tests use it instead of a hub model: a 2-layer Llama (~140k parameters)
+with a SentencePiece tokenizer trained on a small corpus and a ChatML chat template, pretrained for a
+few seconds on chat turns in the `<reasoning>/<answer>` format. That pretraining makes its predictions
+confident (so greedy output is stable under f16 / q8_0 rounding, which GGUF verification relies on)
+and gives GRPO's format rewards something to score. It does not do arithmetic. Built once and cached.
+
+The tokenizer follows llama.cpp's SentencePiece rules (a "▁" prefix on every text segment, spaces kept
+as they are), so the HF tokenizer and a GGUF export of it give the same ids.
 
     python -c "from kit.tiny import tiny_model_path; print(tiny_model_path())"
 """
@@ -13,12 +17,13 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import shutil
 import tempfile
 from pathlib import Path
 
 TINY_MODEL_NAME = "kit:tiny-llama"
-_VERSION = 1  # bump when the recipe below changes, so caches rebuild
+_VERSION = 2  # bump when the recipe below changes, so caches rebuild
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}"
@@ -42,6 +47,20 @@ _CORPUS = [
     '{"name": "Ada", "age": 36, "city": "London"}',
     "0 1 2 3 4 5 6 7 8 9 10 100 1,000 3/4 0.5 -3 = + - * / ( ) . , ? ! :",
 ]
+_SYSTEM = "Respond in the following format:\n<reasoning>\n...\n</reasoning>\n<answer>\n...\n</answer>"
+
+
+def chat_corpus(count: int = 256, seed: int = 0) -> list[tuple[str, str]]:
+    """(prompt, completion) pairs: a ChatML prompt about a small sum, an answer in the tag format."""
+    rng = random.Random(seed)
+    turns = []
+    for _ in range(count):
+        a, b = rng.randint(1, 50), rng.randint(1, 50)
+        prompt = (f"<|im_start|>system\n{_SYSTEM}<|im_end|>\n<|im_start|>user\nWhat is {a} plus {b}?<|im_end|>\n"
+                  "<|im_start|>assistant\n")
+        completion = f"<reasoning>\n{a} + {b} = {a + b}\n</reasoning>\n<answer>\n{a + b}\n</answer><|im_end|>"
+        turns.append((prompt, completion))
+    return turns
 
 
 def cache_dir() -> Path:
@@ -59,12 +78,16 @@ def tiny_model_path() -> Path:
 
 def build_tiny_model(path: Path, seed: int = 0) -> Path:
     """Build the tiny model and tokenizer into `path` (atomically: a temp dir renamed at the end)."""
+    import torch
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tiny-", dir=path.parent))
     try:
         tokenizer = _build_tokenizer(tmp)
-        _build_model(tmp, vocab_size=len(tokenizer), tokenizer=tokenizer, seed=seed)
+        model = _build_model(vocab_size=len(tokenizer), tokenizer=tokenizer, seed=seed)
+        _pretrain(model, tokenizer, chat_corpus(seed=seed))
+        model.to(torch.bfloat16).save_pretrained(tmp)
         if path.exists():  # another process built it meanwhile
             shutil.rmtree(tmp)
         else:
@@ -77,37 +100,43 @@ def build_tiny_model(path: Path, seed: int = 0) -> Path:
 
 def _build_tokenizer(out: Path):
     import sentencepiece as spm
-    from transformers import AutoTokenizer
+    from tokenizers import normalizers
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     model = io.BytesIO()
+    plain = [(p + c).replace("<|im_start|>", "").replace("<|im_end|>", "") for p, c in chat_corpus(64)]
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(_CORPUS * 20),
+        sentence_iterator=iter(_CORPUS * 20 + plain),
         model_writer=model,
         vocab_size=512,
         model_type="bpe",
         byte_fallback=True,  # any text tokenizes, even characters never seen
         split_digits=True,  # one token per digit: arithmetic stays learnable
-        user_defined_symbols=SPECIAL_TOKENS,
+        control_symbols=SPECIAL_TOKENS,  # llama.cpp parses control tokens out of text; user-defined ones it does not
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,  # llama.cpp keeps runs of spaces; so must the HF side
         unk_id=0, bos_id=1, eos_id=2, pad_id=3,
         hard_vocab_limit=False,
         minloglevel=2,
     )
     (out / "tokenizer.model").write_bytes(model.getvalue())
     # transformers converts the SentencePiece file into a fast tokenizer when it sees no tokenizer.json
-    config = {
-        "tokenizer_class": "LlamaTokenizer",
-        "bos_token": "<s>", "eos_token": "<|im_end|>", "unk_token": "<unk>", "pad_token": "<pad>",
-        "add_bos_token": False, "add_eos_token": False,
-        "chat_template": CHATML_TEMPLATE,
-    }
-    (out / "tokenizer_config.json").write_text(json.dumps(config, indent=2))
-    tokenizer = AutoTokenizer.from_pretrained(out)
+    (out / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "LlamaTokenizer"}))
+    converted = AutoTokenizer.from_pretrained(out).backend_tokenizer
+    # llama.cpp's SentencePiece rule: "▁" before every segment between special tokens, spaces as "▁"
+    converted.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    converted.pre_tokenizer = None
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=converted,
+        bos_token="<s>", eos_token="<|im_end|>", unk_token="<unk>", pad_token="<pad>",
+        additional_special_tokens=SPECIAL_TOKENS,
+    )
     tokenizer.chat_template = CHATML_TEMPLATE
     tokenizer.save_pretrained(out)
     return tokenizer
 
 
-def _build_model(out: Path, vocab_size: int, tokenizer, seed: int) -> None:
+def _build_model(vocab_size: int, tokenizer, seed: int):
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
@@ -124,12 +153,37 @@ def _build_model(out: Path, vocab_size: int, tokenizer, seed: int) -> None:
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=False,
-        dtype="bfloat16",
     )
-    model = LlamaForCausalLM(config).to(torch.bfloat16)
+    model = LlamaForCausalLM(config)
     model.generation_config = GenerationConfig(
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    model.save_pretrained(out)
+    return model
+
+
+def _pretrain(model, tokenizer, turns: list[tuple[str, str]], steps: int = 300, batch: int = 16,
+              lr: float = 3e-3) -> None:
+    """A few seconds of next-token training in fp32, so the model's predictions are confident.
+
+    Prompt and completion are tokenized apart and joined, as GRPO sees them: generation starts right
+    after the prompt's last token, whatever a tokenizer would merge across that boundary.
+    """
+    import torch
+
+    sequences = [tokenizer(p, add_special_tokens=False).input_ids + tokenizer(c, add_special_tokens=False).input_ids
+                 for p, c in turns]
+    encoded = tokenizer.pad({"input_ids": sequences}, return_tensors="pt")
+    labels = encoded.input_ids.masked_fill(encoded.attention_mask == 0, -100)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    generator = torch.Generator().manual_seed(0)
+    model.train()
+    for _ in range(steps):
+        rows = torch.randint(len(turns), (batch,), generator=generator)
+        loss = model(input_ids=encoded.input_ids[rows], attention_mask=encoded.attention_mask[rows],
+                     labels=labels[rows]).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.eval()
