@@ -25,6 +25,13 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--profile", choices=["auto", "smoke", "full"], help="smoke: tiny model + sample data")
     train.add_argument("--data", help="local .jsonl/.csv/.parquet file, or 'sample' (sets data.path)")
     train.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.beta=0.04")
+
+    export = commands.add_parser("export", help="convert a merged model to GGUF, quantize, verify in llama.cpp")
+    export.add_argument("model_dir", help="a merged 16-bit model folder, e.g. outputs/<run>/merged")
+    export.add_argument("--quant", nargs="+", default=["q4_k_m"], help="f16 bf16 q8_0 q4_k_m q5_k_m q6_k ... (default q4_k_m)")
+    export.add_argument("--out", help="folder for the files (default: <run>/gguf)")
+    export.add_argument("--name", help="file name stem (default: the run folder's name)")
+    export.add_argument("--no-verify", action="store_true", help="skip the llama.cpp checks (not recommended)")
     return parser
 
 
@@ -60,7 +67,24 @@ def train_command(args: argparse.Namespace) -> int:
     )
     from kit.runner import run_training
 
-    run_training(cfg, recipe)
+    result = run_training(cfg, recipe)
+    return 0 if result.gguf_verified else 1
+
+
+def export_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from kit.gguf.export import export_gguf
+
+    result = export_gguf(Path(args.model_dir), args.quant, Path(args.out) if args.out else None, args.name,
+                         check=not args.no_verify)
+    for path in result.files:
+        print(f"  {path}")
+    print(f"  {result.modelfile}  (ollama create NAME -f {result.modelfile})")
+    if not result.ok:
+        print("error: a required check failed for at least one file (see the table above and verification.json)",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -72,9 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [item for item in rest if item.startswith("-") or "=" not in item]
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if rest and args.command != "train":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.overrides = [*getattr(args, "overrides", []), *rest]
     try:
-        return {"train": train_command}[args.command](args)
+        return {"train": train_command, "export": export_command}[args.command](args)
     except KitError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -89,8 +89,9 @@ class GRPOSection(Section):
 class SaveConfig(Section):
     """What to write at the end of training (read by kit.merge)."""
 
-    formats: list[Literal["lora", "merged_16bit"]] = Field(default_factory=lambda: ["lora", "merged_16bit"])
+    formats: list[Literal["lora", "merged_16bit", "gguf"]] = Field(default_factory=lambda: ["lora", "merged_16bit"])
     merged_dtype: Literal["bfloat16", "float16"] = "bfloat16"
+    quant: list[str] = Field(default_factory=lambda: ["q4_k_m"], min_length=1)  # GGUF types, with "gguf" in formats
 
 
 class RunConfig(Section):
@@ -154,6 +155,8 @@ def cross_field_problems(cfg: RunConfig) -> list[str]:
         )
     if g.max_steps == 0 or g.max_steps < -1:
         problems.append(f"grpo.max_steps ({g.max_steps}) must be a positive number of steps, or -1 to use num_train_epochs")
+    if "gguf" in cfg.save.formats and "merged_16bit" not in cfg.save.formats:
+        problems.append("save.formats: gguf is made from the merged 16-bit model; add merged_16bit")
     for name, weight in cfg.rewards.items():
         if weight < 0:
             problems.append(f"rewards.{name}: weight {weight} is negative; use 0 to drop a reward")

@@ -35,6 +35,7 @@ class RunResult:
     adapter_dir: Path | None
     merged_dir: Path | None
     seconds: float
+    gguf_verified: bool = True
 
 
 def seconds_since_start() -> float:
@@ -103,7 +104,8 @@ def run_training(cfg: RunConfig, recipe: Recipe) -> RunResult:
     trainer = build_trainer(args, model, tokenizer, dataset, rewards, out)
     trainer.train()
     adapter_dir, merged_dir = save_outputs(cfg, model, tokenizer, out)
-    result = RunResult(out, adapter_dir, merged_dir, seconds_since_start())
+    exported = export_if_asked(cfg, merged_dir)
+    result = RunResult(out, adapter_dir, merged_dir, seconds_since_start(), exported)
     print_summary(cfg, result)
     return result
 
@@ -121,6 +123,15 @@ def build_trainer(args, model, tokenizer, dataset, rewards: RewardBundle, out: P
         train_dataset=dataset,
         callbacks=[MetricsFile(out / "metrics.jsonl")],
     )
+
+
+def export_if_asked(cfg: RunConfig, merged_dir: Path | None) -> bool:
+    """GGUF files from the merged model when save.formats has gguf; False when verification failed."""
+    if "gguf" not in cfg.save.formats or merged_dir is None:
+        return True
+    from kit.gguf.export import export_gguf
+
+    return export_gguf(merged_dir, cfg.save.quant).ok
 
 
 def save_outputs(cfg: RunConfig, model, tokenizer, out: Path) -> tuple[Path | None, Path | None]:
@@ -158,6 +169,9 @@ def print_summary(cfg: RunConfig, result: RunResult) -> None:
         print(f"  adapter: {result.adapter_dir}")
     if result.merged_dir:
         print(f"  merged:  {result.merged_dir}  (loads with transformers.AutoModelForCausalLM.from_pretrained)")
+    if "gguf" in cfg.save.formats:
+        verdict = "verified in llama.cpp" if result.gguf_verified else "FAILED verification: see verification.json"
+        print(f"  gguf:    {result.output_dir / 'gguf'}  ({verdict})")
     print(f"  metrics: {result.output_dir / 'metrics.jsonl'}")
     print(f"  config:  {result.output_dir / 'run.yaml'}  (re-run: python -m kit train {cfg.recipe} --config "
           f"{result.output_dir / 'run.yaml'} --out NEW_DIR)")

@@ -47,6 +47,19 @@ _CORPUS = [
     '{"name": "Ada", "age": 36, "city": "London"}',
     "0 1 2 3 4 5 6 7 8 9 10 100 1,000 3/4 0.5 -3 = + - * / ( ) . , ? ! :",
 ]
+def _llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    return LlamaConfig, LlamaForCausalLM
+
+
+def _qwen2():
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    return Qwen2Config, Qwen2ForCausalLM
+
+
+_ARCHITECTURES = {"llama": _llama, "qwen2": _qwen2}
 _SYSTEM = "Respond in the following format:\n<reasoning>\n...\n</reasoning>\n<answer>\n...\n</answer>"
 
 
@@ -68,15 +81,17 @@ def cache_dir() -> Path:
     return Path(os.environ.get("KIT_CACHE", Path.home() / ".cache" / "grpo-kit"))
 
 
-def tiny_model_path() -> Path:
-    """Path of the cached tiny model, building it first if needed."""
-    path = cache_dir() / f"tiny-llama-v{_VERSION}"
+def tiny_model_path(architecture: str = "llama") -> Path:
+    """Path of the cached tiny model ("llama" or "qwen2"), building it first if needed."""
+    if architecture not in _ARCHITECTURES:
+        raise ValueError(f"unknown tiny architecture {architecture!r}; choose from {sorted(_ARCHITECTURES)}")
+    path = cache_dir() / f"tiny-{architecture}-v{_VERSION}"
     if not (path / "config.json").exists():
-        build_tiny_model(path)
+        build_tiny_model(path, architecture=architecture)
     return path
 
 
-def build_tiny_model(path: Path, seed: int = 0) -> Path:
+def build_tiny_model(path: Path, seed: int = 0, architecture: str = "llama") -> Path:
     """Build the tiny model and tokenizer into `path` (atomically: a temp dir renamed at the end)."""
     import torch
 
@@ -85,7 +100,7 @@ def build_tiny_model(path: Path, seed: int = 0) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=".tiny-", dir=path.parent))
     try:
         tokenizer = _build_tokenizer(tmp)
-        model = _build_model(vocab_size=len(tokenizer), tokenizer=tokenizer, seed=seed)
+        model = _build_model(vocab_size=len(tokenizer), tokenizer=tokenizer, seed=seed, architecture=architecture)
         _pretrain(model, tokenizer, chat_corpus(seed=seed))
         model.to(torch.bfloat16).save_pretrained(tmp)
         if path.exists():  # another process built it meanwhile
@@ -136,12 +151,13 @@ def _build_tokenizer(out: Path):
     return tokenizer
 
 
-def _build_model(vocab_size: int, tokenizer, seed: int):
+def _build_model(vocab_size: int, tokenizer, seed: int, architecture: str):
     import torch
-    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+    from transformers import GenerationConfig
 
     torch.manual_seed(seed)
-    config = LlamaConfig(
+    config_class, model_class = _ARCHITECTURES[architecture]()
+    config = config_class(
         vocab_size=vocab_size,
         hidden_size=64,
         intermediate_size=128,  # multiples of 64: bitsandbytes' 4-bit block size
@@ -154,7 +170,7 @@ def _build_model(vocab_size: int, tokenizer, seed: int):
         pad_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=False,
     )
-    model = LlamaForCausalLM(config)
+    model = model_class(config)
     model.generation_config = GenerationConfig(
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,

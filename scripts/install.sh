@@ -3,6 +3,8 @@
 #   GPU (nvidia-smi present): the gpu extra: Unsloth with its full dependencies, vLLM, torch 2.14.0.
 #   CPU: torch 2.13.0, then Unsloth without its GPU-only dependencies (torchvision, xformers).
 # TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu picks PyTorch's small CPU wheels on a CPU machine.
+# The gguf extra builds llama.cpp (llama-cpp-python) from source the first time: about 7 minutes on
+# 2 cores; pip caches the wheel, so later installs take seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,12 +17,12 @@ unsloth_pins=$(.venv/bin/python -c "import tomllib; print(' '.join(tomllib.load(
 
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
     echo "install: NVIDIA GPU found: installing the gpu extra (Unsloth, vLLM, torch 2.14.0)"
-    $pip install -e ".[gpu,dev]"
+    $pip install -e ".[gpu,gguf,dev]"
 else
     echo "install: no NVIDIA GPU: CPU torch 2.13.0, Unsloth without its GPU-only dependencies"
     $pip install "torch==2.13.0" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
     $pip install --no-deps $unsloth_pins
-    $pip install -e ".[dev]"
+    $pip install -e ".[gguf,dev]"
     # Unsloth checks torchvision at import and fails on a mismatched one; it runs without it.
     $pip uninstall --yes --quiet torchvision 2>/dev/null || true
     echo "install: pip's notes that unsloth 'requires torchvision' and 'xformers' are expected here: on a CPU Unsloth runs without them"

@@ -1,0 +1,112 @@
+"""Export a merged model folder to verified GGUF files (+ an Ollama Modelfile).
+
+    python -m kit export outputs/gsm8k-run/merged --quant q8_0 q4_k_m
+
+Writes OUT/gguf/<name>.<QUANT>.gguf, OUT/gguf/Modelfile and OUT/gguf/verification.json, where OUT is
+the run folder holding `merged/`. Files are made in a hidden staging folder and moved in only when
+all of them were written; a failed conversion leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit.errors import KitError
+from kit.gguf import convert, quants
+from kit.gguf.verify import Reference, Verification, print_table, verify, write_report
+
+
+@dataclass
+class ExportResult:
+    files: list[Path]
+    modelfile: Path | None
+    verifications: list[Verification]
+
+    @property
+    def ok(self) -> bool:
+        return all(v.ok for v in self.verifications)
+
+
+def default_out_dir(model_dir: Path) -> Path:
+    return model_dir.parent / "gguf" if model_dir.name == "merged" else model_dir / "gguf"
+
+
+def default_name(model_dir: Path) -> str:
+    return model_dir.parent.name if model_dir.name == "merged" else model_dir.name
+
+
+def export_gguf(model_dir: Path, quant_names: list[str], out_dir: Path | None = None, name: str | None = None,
+                check: bool = True) -> ExportResult:
+    model_dir = Path(model_dir)
+    wanted = list(dict.fromkeys(quants.normalize(q) for q in quant_names))  # validated before any work
+    if not (model_dir / "config.json").is_file():
+        raise KitError(f"{model_dir} is not a model folder (no config.json); pass OUT/merged from a training run")
+    out_dir = Path(out_dir) if out_dir else default_out_dir(model_dir)
+    name = name or default_name(model_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".export-partial-", dir=out_dir))
+    try:
+        staged = make_files(model_dir, wanted, staging, name)
+        files = [publish(path, out_dir) for path in staged]
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    modelfile = write_modelfile(model_dir, files[0], out_dir)
+    verifications = verify_files(model_dir, files, wanted, out_dir) if check else []
+    return ExportResult(files, modelfile, verifications)
+
+
+def make_files(model_dir: Path, wanted: list[str], staging: Path, name: str) -> list[Path]:
+    """Convert what the converter writes directly; k-quants start from a 16-bit file made once."""
+    made = {}
+    for quant in [q for q in wanted if q in quants.CONVERTER_TYPES]:
+        print(f"export: converting {model_dir} to {quant}")
+        made[quant] = staging / quants.file_name(name, quant)
+        convert.convert(model_dir, quant, made[quant])
+    k_quants = [q for q in wanted if q in quants.QUANTIZER_TYPES]
+    if k_quants:
+        source_type = convert.source_type(model_dir)
+        source = made.get(source_type) or staging / f".source.{source_type}.gguf"
+        if not source.exists():
+            print(f"export: converting {model_dir} to {source_type} (source for {', '.join(k_quants)})")
+            convert.convert(model_dir, source_type, source)
+        for quant in k_quants:
+            print(f"export: quantizing to {quant} with llama.cpp")
+            made[quant] = staging / quants.file_name(name, quant)
+            convert.quantize(source, quant, made[quant])
+    return [made[q] for q in wanted]
+
+
+def publish(path: Path, out_dir: Path) -> Path:
+    final = out_dir / path.name
+    os.replace(path, final)
+    return final
+
+
+def write_modelfile(model_dir: Path, gguf: Path, out_dir: Path) -> Path:
+    from transformers import AutoTokenizer, GenerationConfig
+
+    from kit.gguf.modelfile import modelfile_text
+    from kit.gguf.verify import eos_ids
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    try:
+        generation = GenerationConfig.from_pretrained(model_dir)
+    except OSError:
+        generation = None
+    holder = type("Holder", (), {"generation_config": generation})()
+    path = out_dir / "Modelfile"
+    path.write_text(modelfile_text(gguf.name, tokenizer, eos_ids(holder, tokenizer)))
+    return path
+
+
+def verify_files(model_dir: Path, files: list[Path], wanted: list[str], out_dir: Path) -> list[Verification]:
+    print(f"verify: loading {model_dir} as the reference and each GGUF in llama.cpp")
+    reference = Reference(model_dir)
+    results = [verify(path, quant, reference) for path, quant in zip(files, wanted)]
+    print_table(results)
+    write_report(results, out_dir / "verification.json")
+    return results

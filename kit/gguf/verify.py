@@ -1,0 +1,220 @@
+"""Proving a GGUF file works before calling the export done: load it in llama.cpp and compare it with
+the merged Hugging Face model it came from.
+
+Checks (required ones decide the exit code):
+  tokenizer  required  llama.cpp gives the same ids as the HF tokenizer on a set of strings, including
+                       rendered chat turns with their special tokens
+  template   required  the chat template is in the GGUF metadata, identical to the tokenizer's
+  eos        required  the GGUF's end-of-sequence token is the model's (else generation never stops)
+  greedy     required for f16 / bf16 / q8_0: greedy continuations of a few prompts match token for token;
+             reported as agreement for lower-bit quantizations
+  logits     reported  relative logit error and top-1 agreement along the same sequences
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from kit.gguf.quants import EXACT
+
+SAMPLE_TEXTS = [
+    "Hello, world!",
+    "The quick brown fox jumps over the lazy dog.",
+    "  two leading spaces and  a double one",
+    "numbers: 1,234.56, -7/8 and $42",
+    "unicode: café, naïve, 日本語, 🙂",
+    "code:\n\tdef f(x):\n\t\treturn x * 2\n",
+    "<reasoning>\n4 + 3 = 7\n</reasoning>\n<answer>\n7\n</answer>",
+]
+PROMPTS = ["What is 7 plus 5?", "Name three colors.", "Write one sentence about the sea."]
+GREEDY_TOKENS = 16
+
+
+@dataclass
+class Check:
+    name: str
+    passed: bool
+    required: bool
+    detail: str
+
+
+@dataclass
+class Verification:
+    file: str
+    quant: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.passed for c in self.checks if c.required)
+
+    def to_dict(self) -> dict:
+        return {"file": self.file, "quant": self.quant, "ok": self.ok, "checks": [asdict(c) for c in self.checks]}
+
+
+class Reference:
+    """What the merged HF model says, computed once and compared with every GGUF file."""
+
+    def __init__(self, model_dir: Path):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=reference_dtype(model_dir)).eval()
+        self.eos_ids = eos_ids(self.model, self.tokenizer)
+        self.texts = SAMPLE_TEXTS + chat_texts(self.tokenizer)
+        self.prompts = [self.prompt_ids(p) for p in PROMPTS]
+        with torch.no_grad():
+            self.continuations = [self.greedy(ids) for ids in self.prompts]
+            self.logits = [self.model(torch.tensor([ids + cont])).logits[0].float().numpy()
+                           for ids, cont in zip(self.prompts, self.continuations)]
+
+    def prompt_ids(self, question: str) -> list[int]:
+        text = self.tokenizer.apply_chat_template([{"role": "user", "content": question}], tokenize=False,
+                                                  add_generation_prompt=True)
+        return self.tokenizer(text, add_special_tokens=False).input_ids
+
+    def greedy(self, ids: list[int]) -> list[int]:
+        import torch
+
+        out = self.model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                                  max_new_tokens=GREEDY_TOKENS, do_sample=False, eos_token_id=self.eos_ids,
+                                  pad_token_id=self.tokenizer.pad_token_id or self.eos_ids[0])
+        return until_eos(out[0, len(ids):].tolist(), self.eos_ids)
+
+
+def reference_dtype(model_dir: Path):
+    """float32 when it fits comfortably (the fairest reference), else the model's own 16-bit type."""
+    import psutil
+    import torch
+
+    weight_bytes = sum(p.stat().st_size for p in Path(model_dir).glob("*.safetensors"))
+    return torch.float32 if 2 * weight_bytes < psutil.virtual_memory().available / 2 else "auto"
+
+
+def eos_ids(model, tokenizer) -> list[int]:
+    ids = model.generation_config.eos_token_id if model.generation_config else None
+    ids = [ids] if isinstance(ids, int) else list(ids or [])
+    if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in ids:
+        ids.insert(0, tokenizer.eos_token_id)
+    return ids
+
+
+def chat_texts(tokenizer) -> list[str]:
+    """Rendered chat turns, with their special tokens, as the model sees them in training and use."""
+    conversation = [
+        {"role": "system", "content": "You are a careful assistant."},
+        {"role": "user", "content": "What is 2 plus 3?"},
+        {"role": "assistant", "content": "<reasoning>\n2 + 3 = 5\n</reasoning>\n<answer>\n5\n</answer>"},
+    ]
+    return [
+        tokenizer.apply_chat_template(conversation, tokenize=False),
+        tokenizer.apply_chat_template(conversation[:2], tokenize=False, add_generation_prompt=True),
+    ]
+
+
+def until_eos(tokens: list[int], eos: list[int]) -> list[int]:
+    for i, token in enumerate(tokens):
+        if token in eos:
+            return tokens[: i + 1]
+    return tokens
+
+
+def verify(path: Path, quant: str, ref: Reference) -> Verification:
+    from llama_cpp import Llama
+
+    longest = max(len(p) + len(c) for p, c in zip(ref.prompts, ref.continuations)) + GREEDY_TOKENS
+    llm = Llama(str(path), n_ctx=max(256, longest), logits_all=True, verbose=False)
+    try:
+        result = Verification(file=path.name, quant=quant)
+        result.checks += [check_tokenizer(llm, ref), check_template(llm, ref), check_eos(llm, ref)]
+        result.checks += check_outputs(llm, ref, required=quant in EXACT)
+        return result
+    finally:
+        llm.close()
+
+
+def check_tokenizer(llm, ref: Reference) -> Check:
+    mismatches = []
+    for text in ref.texts:
+        expected = ref.tokenizer(text, add_special_tokens=False).input_ids
+        got = llm.tokenize(text.encode(), add_bos=False, special=True)
+        if expected != got:
+            mismatches.append(f"{text[:40]!r}: HF {expected[:8]}... llama.cpp {got[:8]}...")
+    detail = f"{len(ref.texts) - len(mismatches)}/{len(ref.texts)} strings identical"
+    return Check("tokenizer", not mismatches, True, detail + (f"; first difference {mismatches[0]}" if mismatches else ""))
+
+
+def check_template(llm, ref: Reference) -> Check:
+    stored = llm.metadata.get("tokenizer.chat_template")
+    if not stored:
+        return Check("template", False, True, "no tokenizer.chat_template in the GGUF metadata")
+    same = stored == ref.tokenizer.chat_template
+    return Check("template", same, True, "identical to the tokenizer's" if same else "differs from the tokenizer's")
+
+
+def check_eos(llm, ref: Reference) -> Check:
+    eos = llm.token_eos()
+    ok = eos in ref.eos_ids
+    name = ref.tokenizer.convert_ids_to_tokens(eos) if 0 <= eos < len(ref.tokenizer) else "?"
+    return Check("eos", ok, True, f"{name!r} (id {eos})" + ("" if ok else f"; the model ends turns with {ref.eos_ids}"))
+
+
+def llama_greedy(llm, prompt: list[int], eos: list[int]) -> list[int]:
+    llm.reset()
+    llm.eval(prompt)
+    out: list[int] = []
+    for _ in range(GREEDY_TOKENS):
+        token = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        out.append(token)
+        if token in eos:
+            break
+        llm.eval([token])
+    return out
+
+
+def check_outputs(llm, ref: Reference, required: bool) -> list[Check]:
+    identical, matched, total, errors, top1 = 0, 0, 0, [], []
+    for prompt, expected, hf_logits in zip(ref.prompts, ref.continuations, ref.logits):
+        got = llama_greedy(llm, prompt, ref.eos_ids)
+        identical += got == expected
+        matched += common_prefix(got, expected)
+        total += len(expected)
+        llm.reset()
+        llm.eval(prompt + expected)
+        ours = np.asarray(llm.scores[: len(prompt) + len(expected)], dtype=np.float32)
+        errors.append(float(np.abs(ours - hf_logits).max() / np.abs(hf_logits).max()))
+        top1.append(float((ours.argmax(-1) == hf_logits.argmax(-1)).mean()))
+    n = len(ref.prompts)
+    greedy = Check("greedy", identical == n, required,
+                   f"{identical}/{n} continuations identical, {matched}/{total} tokens agree")
+    logits = Check("logits", True, False, f"relative error {max(errors):.1e}, top-1 agreement {np.mean(top1):.1%}")
+    return [greedy, logits]
+
+
+def common_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def print_table(results: list[Verification]) -> None:
+    names = ["tokenizer", "template", "eos", "greedy", "logits"]
+    width = max(len(r.file) for r in results)
+    print(f"{'file':{width}}  " + "  ".join(f"{n:9}" for n in names) + "  verdict")
+    for r in results:
+        marks = {c.name: ("ok" if c.passed else ("FAIL" if c.required else "differs")) for c in r.checks}
+        print(f"{r.file:{width}}  " + "  ".join(f"{marks.get(n, '-'):9}" for n in names) + f"  {'PASS' if r.ok else 'FAIL'}")
+        for c in r.checks:
+            print(f"{'':{width}}    {c.name}: {c.detail}")
+
+
+def write_report(results: list[Verification], path: Path) -> None:
+    path.write_text(json.dumps([r.to_dict() for r in results], indent=2) + "\n")
