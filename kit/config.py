@@ -109,7 +109,7 @@ class RunConfig(Section):
     def _check_cross_field_rules(self) -> RunConfig:
         problems = cross_field_problems(self)
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError("\n".join(problems))
         return self
 
 
@@ -234,16 +234,16 @@ def build_config(layers: list[dict]) -> RunConfig:
 
 
 def format_validation_error(err: ValidationError) -> str:
-    lines = [f"the config has {err.error_count()} problem(s):"]
+    lines = []
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"])
         if e["type"] == "extra_forbidden":
             lines.append(f"  {key}: unknown key{_did_you_mean(e['loc'])}")
         elif e["type"] == "value_error":
-            lines.extend(f"  {msg.strip()}" for msg in e["msg"].removeprefix("Value error, ").split(";"))
+            lines.extend(f"  {msg}" for msg in e["msg"].removeprefix("Value error, ").splitlines())
         else:
             lines.append(f"  {key or '(top level)'}: {e['msg']} (got {e.get('input')!r})")
-    return "\n".join(lines)
+    return "\n".join([f"the config has {len(lines)} problem(s):", *lines])
 
 
 def _did_you_mean(loc: tuple) -> str:

@@ -106,3 +106,8 @@ def test_yaml_must_be_mapping(tmp_path):
 def test_unknown_profile_rejected():
     with pytest.raises(KitError, match="'tiny' is not a profile"):
         resolve_config({}, {}, {"profile": "tiny"}, gpu=False)
+
+
+def test_gguf_needs_the_merged_model():
+    with pytest.raises(KitError, match="save.formats: gguf is made from the merged 16-bit model; add merged_16bit"):
+        build_config([{"save": {"formats": ["lora", "gguf"]}}])

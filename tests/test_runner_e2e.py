@@ -136,3 +136,14 @@ def test_refuses_to_write_into_a_used_output_folder(tmp_path):
     result = kit("train", "gsm8k", "--profile", "smoke", "--out", str(out))
     assert result.returncode == 2 and "is not empty" in result.stderr
     assert [p.name for p in out.iterdir()] == ["run.yaml"]
+
+
+def test_train_with_gguf_export_verifies_it(tmp_path):
+    out = tmp_path / "rung"
+    result = kit("train", "gsm8k", "--profile", "smoke", "--out", str(out),
+                 "save.formats=[lora,merged_16bit,gguf]", "save.quant=[q8_0]")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    report = json.loads((out / "gguf" / "verification.json").read_text())
+    assert [r["file"] for r in report] == ["rung.Q8_0.gguf"] and report[0]["ok"]
+    assert (out / "gguf" / "Modelfile").exists()
+    assert "gguf:    " in result.stdout and "(verified in llama.cpp)" in result.stdout
