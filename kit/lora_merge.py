@@ -30,6 +30,9 @@ _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_m
 def merge_lora_shards(adapter_dir: Path, base_dir: Path, out: Path, dtype: str) -> None:
     """Write base + adapter, merged, to `out`: same shard layout as the base, weights in `dtype`."""
     config = json.loads((adapter_dir / "adapter_config.json").read_text())
+    if "quantization_config" in json.loads((base_dir / "config.json").read_text()):
+        raise KitError(f"the base model in {base_dir} is stored quantized; merging needs its 16-bit weights: "
+                       "point model.name at the 16-bit model (the adapter was trained on the same weights)")
     out.mkdir(parents=True, exist_ok=True)
     unsupported = unsupported_features(config)
     if unsupported:

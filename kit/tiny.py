@@ -1,6 +1,6 @@
 """A tiny chat model built on the spot, so the whole pipeline runs offline on a CPU.
 
-The smoke profile and the tests use it instead of a hub model: a 2-layer Llama (~140k parameters)
+The smoke profile and the tests use it instead of a hub model: a 2-layer Llama (1.4M parameters, 256 wide)
 with a SentencePiece tokenizer trained on a small corpus and a ChatML chat template, pretrained for a
 few seconds on chat turns in the `<reasoning>/<answer>` format. That pretraining makes its predictions
 confident (so greedy output is stable under f16 / q8_0 rounding, which GGUF verification relies on)
@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 TINY_MODEL_NAME = "kit:tiny-llama"
-_VERSION = 2  # bump when the recipe below changes, so caches rebuild
+_VERSION = 3  # bump when the recipe below changes, so caches rebuild
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}"
@@ -159,8 +159,8 @@ def _build_model(vocab_size: int, tokenizer, seed: int, architecture: str):
     config_class, model_class = _ARCHITECTURES[architecture]()
     config = config_class(
         vocab_size=vocab_size,
-        hidden_size=64,
-        intermediate_size=128,  # multiples of 64: bitsandbytes' 4-bit block size
+        hidden_size=256,  # rows of 256: llama.cpp's k-quants (q4_k_m ...) need them, else fall back
+        intermediate_size=512,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
@@ -180,7 +180,7 @@ def _build_model(vocab_size: int, tokenizer, seed: int, architecture: str):
 
 
 def _pretrain(model, tokenizer, turns: list[tuple[str, str]], steps: int = 300, batch: int = 16,
-              lr: float = 3e-3) -> None:
+              lr: float = 1e-3) -> None:
     """A few seconds of next-token training in fp32, so the model's predictions are confident.
 
     Prompt and completion are tokenized apart and joined, as GRPO sees them: generation starts right

@@ -40,8 +40,8 @@ def test_load_model_applies_lora_and_quantization(tiny_model, four_bit, capsys):
     kinds = {type(m).__name__ for m in model.modules()}
     assert ("Linear4bit" in kinds) == four_bit
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    # per layer, rank 4: q_proj A 4x64 + B 64x4; v_proj (2 kv heads x 16 = 32 out) A 4x64 + B 32x4
-    assert trainable == 2 * (4 * 64 + 64 * 4 + 4 * 64 + 32 * 4)
+    # per layer, rank 4: q_proj A 4x256 + B 256x4; v_proj (2 kv heads x 64 = 128 out) A 4x256 + B 128x4
+    assert trainable == 2 * (4 * 256 + 256 * 4 + 4 * 256 + 128 * 4)
     assert tokenizer.pad_token is not None
     assert "needs a GPU (vLLM)" in capsys.readouterr().out
 

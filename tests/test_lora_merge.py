@@ -83,3 +83,15 @@ def test_adapter_for_another_model_is_refused(tiny_model, tmp_path):
     AutoModelForCausalLM.from_config(model.config).save_pretrained(other)
     with pytest.raises(KitError, match="modules the base lacks .*different base model"):
         merge_lora_shards(tmp_path / "adapter", other, tmp_path / "merged", "float32")
+
+
+def test_quantized_base_is_refused(tiny_model, tmp_path):
+    make_adapter(tiny_model, tmp_path / "adapter")
+    base = tmp_path / "base4bit"
+    shutil.copytree(tiny_model, base)
+    config = json.loads((base / "config.json").read_text())
+    config["quantization_config"] = {"quant_method": "bitsandbytes", "load_in_4bit": True}
+    (base / "config.json").write_text(json.dumps(config))
+    with pytest.raises(KitError, match="stored quantized; merging needs its 16-bit weights"):
+        merge_lora_shards(tmp_path / "adapter", base, tmp_path / "merged", "bfloat16")
+    assert not (tmp_path / "merged").exists()
