@@ -32,6 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", help="folder for the files (default: <run>/gguf)")
     export.add_argument("--name", help="file name stem (default: the run folder's name)")
     export.add_argument("--no-verify", action="store_true", help="skip the llama.cpp checks (not recommended)")
+
+    rewards = commands.add_parser("rewards", help="work with a recipe's reward functions")
+    rewards_commands = rewards.add_subparsers(dest="rewards_command", required=True)
+    check = rewards_commands.add_parser("check", help="run the reward bundle on sample completions, with warnings")
+    check.add_argument("recipe", help="recipe name, dotted module path, or .py file")
+    check.add_argument("--completions", help='JSONL file: {"completion": ..., <dataset columns>} per line')
     return parser
 
 
@@ -88,6 +94,17 @@ def export_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def rewards_command(args: argparse.Namespace) -> int:
+    from kit.recipe import load_recipe
+    from kit.rewards.check import load_samples, print_report, run_bundle
+
+    recipe = load_recipe(args.recipe)
+    samples = load_samples(recipe, args.completions)
+    runs = run_bundle(recipe.rewards, samples)
+    print_report(runs, samples)
+    return 1 if any(run.error for run in runs) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     sys.stdout.reconfigure(line_buffering=True)  # the kit's lines stay in order with progress bars on stderr
     parser = build_parser()
@@ -100,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.overrides = [*getattr(args, "overrides", []), *rest]
     try:
-        return {"train": train_command, "export": export_command}[args.command](args)
+        commands = {"train": train_command, "export": export_command, "rewards": rewards_command}
+        return commands[args.command](args)
     except KitError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

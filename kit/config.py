@@ -104,6 +104,7 @@ class RunConfig(Section):
     grpo: GRPOSection = Field(default_factory=GRPOSection)
     save: SaveConfig = Field(default_factory=SaveConfig)
     rewards: dict[str, float] = Field(default_factory=dict)  # override a reward's weight by name; 0 drops it
+    adaptive_rewards: list[str] = Field(default_factory=list)  # these weights follow the running success rate
 
     @model_validator(mode="after")
     def _check_cross_field_rules(self) -> RunConfig:

@@ -11,6 +11,8 @@ A recipe is a plain module (`recipes/<name>.py`, any importable `pkg.module`, or
     DEFAULTS: dict            (optional) settings that differ from the kit's, same shape as the YAML.
     write_sample(path, split) (optional) writes a small data file in the format `prepare` reads, so
                               the smoke profile and the tests run offline.
+    SAMPLE_COMPLETIONS        (optional) a few good and bad completions with their dataset columns,
+                              [{"label": ..., "completion": ..., "answer": ...}], for `kit rewards check`.
 """
 
 from __future__ import annotations
@@ -74,6 +76,15 @@ class RewardBundle:
             raise KitError("every reward has weight 0; keep at least one")
         return RewardBundle(*kept)
 
+    def with_adaptive(self, names: list[str]) -> RewardBundle:
+        """A copy in which the named rewards scale with the running success rate (kit.rewards.adaptive)."""
+        from kit.rewards.adaptive import AdaptiveWeight
+
+        unknown = [name for name in names if name not in self.names]
+        if unknown:
+            raise KitError(f"adaptive_rewards: unknown reward '{unknown[0]}'; choose from: {', '.join(self.names)}")
+        return RewardBundle(*(Reward(AdaptiveWeight(r.fn), r.weight) if r.name in names else r for r in self.rewards))
+
     def columns_needed(self) -> dict[str, list[str]]:
         """Dataset columns each reward takes by name (its parameters without defaults)."""
         ignored = {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric"}
@@ -95,6 +106,7 @@ class Recipe:
     rewards: RewardBundle
     defaults: dict = field(default_factory=dict)
     write_sample: Callable[[Path, str], None] | None = None
+    sample_completions: list[dict] = field(default_factory=list)
 
 
 def known_recipes() -> list[str]:
@@ -151,4 +163,5 @@ def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
         rewards=module.REWARDS,
         defaults=getattr(module, "DEFAULTS", {}),
         write_sample=getattr(module, "write_sample", None),
+        sample_completions=getattr(module, "SAMPLE_COMPLETIONS", []),
     )

@@ -92,7 +92,7 @@ def grpo_args(cfg: RunConfig, out: Path, rewards: RewardBundle):
 
 def run_training(cfg: RunConfig, recipe: Recipe) -> RunResult:
     """Load -> prepare -> train -> save, each a step of its own."""
-    rewards = recipe.rewards.reweighted(cfg.rewards)
+    rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
     rows = load_rows(recipe, cfg.data, rewards)  # config and data errors surface before anything is written
     out = output_path(cfg, recipe)
     args = grpo_args(cfg, out, rewards)

@@ -118,3 +118,20 @@ def write_sample(path: Path, split: str) -> None:
     count = 64 if split == "train" else 32
     rows = [_problem(rng) for _ in range(count)]
     Path(path).write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+# --- sample completions for `python -m kit rewards check gsm8k`: what each reward should tell apart ---
+
+def _sample(label: str, completion: str, answer: str = "72") -> dict:
+    return {"label": label, "completion": [{"role": "assistant", "content": completion}], "answer": answer}
+
+
+SAMPLE_COMPLETIONS = [
+    _sample("right, strict format", "<reasoning>\n48 / 2 = 24, 48 + 24 = 72\n</reasoning>\n<answer>\n72\n</answer>\n"),
+    _sample("right, loose format", "<reasoning>48 + 24 = 72</reasoning> <answer>72</answer>"),
+    _sample("right, written as 72.0", "<reasoning>\n48 + 24\n</reasoning>\n<answer>\n72.0\n</answer>\n"),
+    _sample("wrong number", "<reasoning>\n48 + 48 = 96\n</reasoning>\n<answer>\n96\n</answer>\n"),
+    _sample("right, then chatter", "<reasoning>\n48 + 24\n</reasoning>\n<answer>\n72\n</answer>\nHope this helps!"),
+    _sample("no tags", "She sold 72 clips altogether."),
+    _sample("empty", ""),
+]

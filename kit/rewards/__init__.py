@@ -2,15 +2,31 @@
 
 Each returns a score in [0, 1] per completion (the bundle's weight sets its scale), accepts chat-message
 and plain-string completions, and never raises on model output. None means "does not apply to this
-row"; TRL leaves it out of the mean.
+row"; TRL leaves it out of the mean. Parameterised rewards are factories that return a named function.
+
+    correctness  answer_correct, integer_answer, exact_match, numeric_match(), math_equivalent, fuzzy_match
+    format       strict_xml_format(), soft_xml_format(), xml_tag_count(), json_format, code_block
+    length       ideal_length(n), min_length(n), max_length_penalty(n)
+    style        reasoning_connectors, citations, repetition_penalty()
+    code         syntax_valid, passes_tests()     (sandboxed: kit/rewards/sandbox.py)
+    scaling      AdaptiveWeight(fn)             presets: kit/rewards/presets.py
 """
 
-from kit.rewards.answers import canonical_number, extract_hash_answer, extract_tag
-from kit.rewards.correctness import answer_correct, integer_answer
-from kit.rewards.format import soft_xml_format, strict_xml_format, xml_tag_count
+from kit.rewards.adaptive import AdaptiveWeight
+from kit.rewards.answers import canonical_number, extract_boxed, extract_hash_answer, extract_tag, final_answer, parse_number
+from kit.rewards.code import syntax_valid, passes_tests
+from kit.rewards.correctness import (
+    answer_correct, exact_match, fuzzy_match, integer_answer, math_equivalent, numeric_match,
+)
+from kit.rewards.format import code_block, json_format, soft_xml_format, strict_xml_format, xml_tag_count
+from kit.rewards.length import ideal_length, max_length_penalty, min_length
+from kit.rewards.style import citations, reasoning_connectors, repetition_penalty
 from kit.rewards.text import completion_text
 
 __all__ = [
-    "answer_correct", "canonical_number", "completion_text", "extract_hash_answer", "extract_tag",
-    "integer_answer", "soft_xml_format", "strict_xml_format", "xml_tag_count",
+    "AdaptiveWeight", "answer_correct", "canonical_number", "citations", "code_block", "completion_text",
+    "exact_match", "extract_boxed", "extract_hash_answer", "extract_tag", "final_answer", "fuzzy_match",
+    "ideal_length", "integer_answer", "json_format", "math_equivalent", "max_length_penalty", "min_length",
+    "numeric_match", "parse_number", "reasoning_connectors", "repetition_penalty", "soft_xml_format",
+    "strict_xml_format", "syntax_valid", "passes_tests", "xml_tag_count",
 ]

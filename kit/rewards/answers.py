@@ -42,3 +42,48 @@ def extract_hash_answer(solution: str) -> str | None:
         return None
     raw = solution.split("####")[-1].strip()
     return canonical_number(raw) if raw else None
+
+
+_FRACTION = re.compile(r"^(-?\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)$")
+_SCIENTIFIC = re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+")
+_ANSWER_IS = re.compile(r"(?:final answer|answer)\s*(?:is|:|=)\s*(.+)", re.IGNORECASE)
+
+
+def extract_boxed(text: str) -> str | None:
+    """Content of the last \\boxed{...}, braces balanced; None when there is none."""
+    start = text.rfind("\\boxed{")
+    if start < 0:
+        return None
+    depth, i = 0, start + len("\\boxed")
+    for j in range(i, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[i + 1 : j].strip()
+    return None
+
+
+def final_answer(text: str, tag: str = "answer") -> str:
+    """The part of a completion that states the answer: <answer> tag, else \\boxed{}, else
+    'the answer is ...', else the whole text."""
+    for found in (extract_tag(text, tag), extract_boxed(text)):
+        if found is not None:
+            return found
+    match = _ANSWER_IS.search(text)
+    return match.group(1).strip().rstrip(".") if match else text.strip()
+
+
+def parse_number(text: str | None) -> float | None:
+    """A number as people write it: '1,234', '$5.00', '12%', '3/4', '1.5e3', '−7'; the last one in the text."""
+    if not text:
+        return None
+    cleaned = text.strip().replace("\u2212", "-").replace("$", "").replace("%", "").rstrip(".")
+    cleaned = _THOUSANDS.sub("", cleaned)
+    fraction = _FRACTION.match(cleaned)
+    if fraction:
+        denominator = float(fraction.group(2))
+        return float(fraction.group(1)) / denominator if denominator else None
+    scientific = _SCIENTIFIC.findall(cleaned)
+    if scientific:
+        return float(scientific[-1])
+    number = canonical_number(cleaned)
+    return float(number) if number is not None else None

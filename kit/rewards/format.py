@@ -50,3 +50,50 @@ def xml_tag_count(think: str = "reasoning", answer: str = "answer"):
         return scores
 
     return xml_count
+
+
+_FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
+
+
+def fenced_code(text: str) -> str | None:
+    """The first fenced code block's body, or None."""
+    match = _FENCE.search(text)
+    return match.group(1) if match else None
+
+
+def code_block(completions, **kwargs) -> list[float]:
+    """1.0 when the completion holds a fenced code block (```lang ... ```)."""
+    return [float(fenced_code(completion_text(c)) is not None) for c in completions]
+
+
+def json_format(completions, schema=None, **kwargs) -> list[float]:
+    """1.0 for a JSON completion (a fenced ```json block is fine) that also validates against the row's
+    `schema` column when the dataset has one; 0.5 for valid JSON that breaks the schema; else 0."""
+    import json
+
+    schemas = schema if schema is not None else [None] * len(completions)
+    scores = []
+    for completion, row_schema in zip(completions, schemas):
+        text = completion_text(completion)
+        body = fenced_code(text) or text
+        try:
+            value = json.loads(body)
+        except (ValueError, RecursionError):
+            scores.append(0.0)
+            continue
+        scores.append(1.0 if row_schema in (None, "") or _valid(value, row_schema) else 0.5)
+    return scores
+
+
+def _valid(value, schema) -> bool:
+    import json
+
+    import jsonschema
+
+    if isinstance(schema, str):
+        schema = json.loads(schema)
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError:
+        return False
+    return True

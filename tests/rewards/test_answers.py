@@ -49,3 +49,30 @@ def test_extract_tag_takes_last_complete_block():
     assert extract_tag(text, "answer") == "2"
     assert extract_tag("<answer>unclosed", "answer") is None
     assert extract_tag("<reasoning>\na\nb\n</reasoning>", "reasoning") == "a\nb"
+
+
+from kit.rewards import extract_boxed, final_answer, parse_number  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [("The answer is 1,234.", 1234.0), ("$5.00", 5.0), ("-3", -3.0), ("3/4", 0.75), ("1.5e3", 1500.0),
+     ("12%", 12.0), ("\u22122.5", -2.5), ("1/0", None), ("none", None), ("", None)],
+)
+def test_parse_number(text, expected):
+    assert parse_number(text) == expected
+
+
+def test_boxed_handles_nested_braces_and_takes_the_last():
+    assert extract_boxed(r"first \boxed{1} then \boxed{\frac{1}{2}} done") == r"\frac{1}{2}"
+    assert extract_boxed(r"\boxed{unclosed") is None
+    assert extract_boxed("no box") is None
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [("<answer>7</answer> and \\boxed{8}", "7"), ("so \\boxed{12}.", "12"), ("The final answer is 42.", "42"),
+     ("  just 5  ", "just 5"), ("<answer> <answer>3</answer> </answer>", "<answer>3")],
+)
+def test_final_answer_prefers_tag_then_box_then_phrase(text, expected):
+    assert final_answer(text) == expected

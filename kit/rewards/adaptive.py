@@ -1,0 +1,54 @@
+"""Adaptive reward scaling (the guide's AdaptiveReward, wired for real).
+
+A wrapped reward's values are multiplied by a factor that follows the running success rate: while the
+model mostly fails (rate < 0.3) the factor grows x1.2 per step, so the signal it needs is louder;
+once it mostly succeeds (rate > 0.8) the factor shrinks x0.9, leaving room for the other rewards.
+The factor stays within bounds, and the factor and the rate are logged every step through TRL's
+`log_metric` (as adaptive/<name>/multiplier and adaptive/<name>/success_rate).
+
+    RewardBundle((AdaptiveWeight(answer_correct), 2.0), ...)   # or in the config: adaptive_rewards: [answer_correct]
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import deque
+
+
+class AdaptiveWeight:
+    def __init__(self, fn, success_at: float = 0.5, low: float = 0.3, high: float = 0.8, up: float = 1.2,
+                 down: float = 0.9, window: int = 8, bounds: tuple[float, float] = (0.25, 4.0)):
+        self.fn = fn
+        self.__name__ = fn.__name__  # TRL names the metric after it
+        self.__signature__ = inspect.signature(fn)  # so the kit still sees which columns it reads
+        self.success_at, self.low, self.high, self.up, self.down, self.bounds = success_at, low, high, up, down, bounds
+        self.history: deque[float] = deque(maxlen=window)
+        self.multiplier = 1.0
+        low_value, high_value = getattr(fn, "reward_range", (0.0, 1.0))
+        self.reward_range = (min(0.0, low_value * bounds[1]), high_value * bounds[1])
+
+    @property
+    def success_rate(self) -> float | None:
+        return sum(self.history) / len(self.history) if self.history else None
+
+    def __call__(self, completions, **kwargs) -> list[float | None]:
+        values = self.fn(completions=completions, **kwargs)
+        scaled = [None if v is None else v * self.multiplier for v in values]  # this batch uses the current factor
+        scored = [v for v in values if v is not None]
+        if scored:
+            self.history.append(sum(v >= self.success_at for v in scored) / len(scored))
+            self.adjust()
+        log_metric = kwargs.get("log_metric")
+        if log_metric is not None:
+            log_metric(f"adaptive/{self.__name__}/multiplier", self.multiplier)
+            if self.success_rate is not None:
+                log_metric(f"adaptive/{self.__name__}/success_rate", self.success_rate)
+        return scaled
+
+    def adjust(self) -> None:
+        rate = self.success_rate
+        if rate < self.low:
+            self.multiplier *= self.up
+        elif rate > self.high:
+            self.multiplier *= self.down
+        self.multiplier = min(self.bounds[1], max(self.bounds[0], self.multiplier))

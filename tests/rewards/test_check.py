@@ -1,0 +1,65 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kit.errors import KitError
+from kit.recipe import Reward, load_recipe
+from kit.rewards.check import load_samples, run_one
+from tests.conftest import REPO, chat
+
+
+def rewards_check(*args):
+    return subprocess.run([sys.executable, "-m", "kit", "rewards", "check", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_gsm8k_check_prints_the_table():
+    result = rewards_check("gsm8k")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:3] == ["sample", "answer_correct", "x2"] and lines[0].rstrip().endswith("total")
+    perfect = next(line for line in lines if line.startswith("right, strict format"))
+    assert perfect.split()[-1] == "4.00"
+    assert "no warnings" in result.stdout
+
+
+def constant(completions, **kwargs):
+    return [1.0 for _ in completions]
+
+
+def boom(completions, **kwargs):
+    raise ValueError("bad regex")
+
+
+def too_big(completions, **kwargs):
+    return [5.0 for _ in completions]
+
+
+too_big.reward_range = (0.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    "fn, warning",
+    [(constant, "gives every sample 1: no learning signal"), (boom, "raised ValueError: bad regex"),
+     (too_big, "outside its documented range [0, 1]")],
+)
+def test_warnings(fn, warning):
+    run = run_one(Reward(fn, 1.0), [chat("a"), chat("b")], {})
+    assert any(warning in w for w in run.warnings), run.warnings
+
+
+def test_user_completions_file(tmp_path):
+    path = tmp_path / "mine.jsonl"
+    rows = [{"completion": "<answer>\n3\n</answer>", "answer": "3"}, {"completion": "three", "answer": "3"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = rewards_check("gsm8k", "--completions", str(path))
+    assert result.returncode == 0 and "<answer> 3 </answer>" in result.stdout
+
+
+def test_bad_completions_file_is_named(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"text": "no completion key"}\n')
+    with pytest.raises(KitError, match="line 1: each line needs a \"completion\" key"):
+        load_samples(load_recipe("gsm8k"), str(path))
