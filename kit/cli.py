@@ -33,6 +33,25 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--name", help="file name stem (default: the run folder's name)")
     export.add_argument("--no-verify", action="store_true", help="skip the llama.cpp checks (not recommended)")
 
+    evaluate = commands.add_parser("eval", help="score a model (and its base) on held-out prompts")
+    evaluate.add_argument("recipe", help="recipe name, dotted module path, or .py file")
+    evaluate.add_argument("--model", help="merged model folder or hub id (default: the adapter's base)")
+    evaluate.add_argument("--adapter", help="LoRA adapter folder: scores the base and base + adapter side by side")
+    evaluate.add_argument("--baseline", help="another model to score beside --model (e.g. the base of a merged model)")
+    evaluate.add_argument("--split", default="test")
+    evaluate.add_argument("--n", type=int, default=200, help="number of held-out prompts (default 200)")
+    evaluate.add_argument("--data", help="local file or 'sample' (default: the run's eval data, else the hub)")
+    evaluate.add_argument("--max-new-tokens", type=int, help="default: the run's grpo.max_completion_length")
+    evaluate.add_argument("--json", help="where to write the results (default: eval-<model>-<split>.json in the run folder)")
+
+    chat = commands.add_parser("chat", help="talk to a model in the terminal, with the recipe's system prompt")
+    chat.add_argument("model", nargs="?", help="merged model folder or hub id (default: the adapter's base)")
+    chat.add_argument("--adapter", help="LoRA adapter folder")
+    chat.add_argument("--recipe", default="gsm8k", help="whose system prompt to use (default gsm8k)")
+    chat.add_argument("--system", help="a system prompt of your own instead")
+    chat.add_argument("--max-new-tokens", type=int, default=256)
+    chat.add_argument("--temperature", type=float, default=0.0)
+
     rewards = commands.add_parser("rewards", help="work with a recipe's reward functions")
     rewards_commands = rewards.add_subparsers(dest="rewards_command", required=True)
     check = rewards_commands.add_parser("check", help="run the reward bundle on sample completions, with warnings")
@@ -105,6 +124,44 @@ def rewards_command(args: argparse.Namespace) -> int:
     return 1 if any(run.error for run in runs) else 0
 
 
+def eval_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from kit.config import DataConfig
+    from kit.data import load_rows
+    from kit.evaluate import compare, format_table, run_context, write_json
+    from kit.generate import Sampling
+    from kit.inference import load_for_inference
+    from kit.recipe import load_recipe
+
+    recipe = load_recipe(args.recipe)
+    run = run_context(args.model, args.adapter)
+    data = args.data or (run.get("eval") or {}).get("path") or (run.get("data") or {}).get("path")
+    rows = load_rows(recipe, DataConfig(path=data, split=args.split, limit=args.n))
+    tokens = args.max_new_tokens or (run.get("grpo") or {}).get("max_completion_length") or \
+        recipe.defaults.get("grpo", {}).get("max_completion_length", 256)
+    sampling = Sampling(max_new_tokens=tokens)
+    print(f"eval: {len(rows)} prompts from {data or 'the hub'} ({args.split}), up to {tokens} new tokens, greedy")
+    results = []
+    if args.baseline:
+        results += compare(recipe, rows, load_for_inference(args.baseline), sampling, names=("", "baseline"))
+        results[-1].name = "baseline"
+    results += compare(recipe, rows, load_for_inference(args.model, args.adapter), sampling)
+    print(format_table(results))
+    source = Path(args.adapter or args.model or ".")
+    name = f"eval-{source.name}-{args.split}.json"  # OUT/eval.json is the training run's before/after
+    path = Path(args.json) if args.json else (source.parent / name if source.is_dir() else Path(name))
+    write_json(path, results, recipe=recipe.name, split=args.split, max_new_tokens=tokens)
+    print(f"eval: results in {path}")
+    return 0
+
+
+def chat_command(args: argparse.Namespace) -> int:
+    from kit.chat import chat_loop
+
+    return chat_loop(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     sys.stdout.reconfigure(line_buffering=True)  # the kit's lines stay in order with progress bars on stderr
     parser = build_parser()
@@ -117,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.overrides = [*getattr(args, "overrides", []), *rest]
     try:
-        commands = {"train": train_command, "export": export_command, "rewards": rewards_command}
+        commands = {"train": train_command, "export": export_command, "rewards": rewards_command,
+                    "eval": eval_command, "chat": chat_command}
         return commands[args.command](args)
     except KitError as err:
         print(f"error: {err}", file=sys.stderr)

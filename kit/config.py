@@ -86,6 +86,16 @@ class GRPOSection(Section):
         return self.per_device_train_batch_size * self.gradient_accumulation_steps * self.num_processes
 
 
+class EvalConfig(Section):
+    """Held-out evaluation before and after training (read by kit.evaluate via the runner)."""
+
+    n: int = Field(200, ge=0)  # prompts scored before and after training; 0 turns evaluation off
+    split: str = "test"
+    path: str | None = None  # held-out file; needed when data.path is a local file
+    max_new_tokens: int | None = Field(None, gt=0)  # default: grpo.max_completion_length
+    batch_size: int = Field(32, gt=0)
+
+
 class SaveConfig(Section):
     """What to write at the end of training (read by kit.merge)."""
 
@@ -102,6 +112,7 @@ class RunConfig(Section):
     model: ModelConfig = Field(default_factory=ModelConfig)
     data: DataConfig = Field(default_factory=DataConfig)
     grpo: GRPOSection = Field(default_factory=GRPOSection)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
     save: SaveConfig = Field(default_factory=SaveConfig)
     rewards: dict[str, float] = Field(default_factory=dict)  # override a reward's weight by name; 0 drops it
     adaptive_rewards: list[str] = Field(default_factory=list)  # these weights follow the running success rate
@@ -135,6 +146,7 @@ SMOKE_PROFILE: dict[str, Any] = {
         "max_steps": 2,
         "optim": "adamw_torch",  # 8-bit Adam needs a GPU
     },
+    "eval": {"n": 16},
 }
 
 

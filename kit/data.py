@@ -80,6 +80,19 @@ def load_rows(recipe: Recipe, cfg: DataConfig, rewards=None):
     return dataset
 
 
+def load_eval_rows(recipe: Recipe, data: DataConfig, eval_cfg, rewards=None):
+    """Held-out rows for evaluation, or None (with the reason printed) when there are none to use."""
+    if eval_cfg.n == 0:
+        return None
+    if eval_cfg.path is None and data.path not in (None, SAMPLE_DATA):
+        print(f"eval: skipped: training data is the local file {data.path}; set eval.path to a held-out file "
+              "to score before and after training")
+        return None
+    held_out = DataConfig(path=eval_cfg.path or data.path, split=eval_cfg.split, limit=eval_cfg.n,
+                          max_prompt_length=data.max_prompt_length)
+    return load_rows(recipe, held_out, rewards)
+
+
 def prepare_dataset(recipe: Recipe, cfg: DataConfig, tokenizer, rewards=None):
     """The recipe's dataset for training: checked, limited, and with over-long prompts dropped."""
     return drop_long_prompts(load_rows(recipe, cfg, rewards), tokenizer, cfg.max_prompt_length)

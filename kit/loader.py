@@ -10,27 +10,16 @@ module that trains imports this one first.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from kit.config import TINY_MODEL, ModelConfig
+from kit.config import ModelConfig
 from kit.env import has_gpu, has_vllm
 from kit.errors import KitError
+from kit.model_names import resolve_model_name
 
 os.environ.setdefault("UNSLOTH_DISABLE_STATISTICS", "1")  # no network calls at load time
 import unsloth  # noqa: E402,F401  (must come before trl / transformers trainers)
 import torch  # noqa: E402
 from unsloth import FastLanguageModel  # noqa: E402
-
-
-def resolve_model_name(name: str) -> str:
-    """A hub id or local path as given; `kit:tiny-llama` becomes the path of the tiny model (built once)."""
-    if name == TINY_MODEL:
-        from kit.tiny import tiny_model_path
-
-        return str(tiny_model_path())
-    if name.startswith(("./", "../", "/", "~")) and not Path(name).expanduser().exists():
-        raise KitError(f"model path {name} does not exist; give a local model folder or a hub id")
-    return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
 
 
 def fast_inference_available(cfg: ModelConfig) -> bool:

@@ -13,6 +13,8 @@ A recipe is a plain module (`recipes/<name>.py`, any importable `pkg.module`, or
                               the smoke profile and the tests run offline.
     SAMPLE_COMPLETIONS        (optional) a few good and bad completions with their dataset columns,
                               [{"label": ..., "completion": ..., "answer": ...}], for `kit rewards check`.
+    EVAL                      (optional) kit.evaluate.Scoring(strict=..., lenient=..., formatted=...):
+                              what counts as right for `kit eval`; default: the top-weighted reward.
 """
 
 from __future__ import annotations
@@ -107,6 +109,8 @@ class Recipe:
     defaults: dict = field(default_factory=dict)
     write_sample: Callable[[Path, str], None] | None = None
     sample_completions: list[dict] = field(default_factory=list)
+    scoring: Any = None  # kit.evaluate.Scoring
+    system_prompt: str | None = None
 
 
 def known_recipes() -> list[str]:
@@ -164,4 +168,6 @@ def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
         defaults=getattr(module, "DEFAULTS", {}),
         write_sample=getattr(module, "write_sample", None),
         sample_completions=getattr(module, "SAMPLE_COMPLETIONS", []),
+        scoring=getattr(module, "EVAL", None),
+        system_prompt=getattr(module, "SYSTEM_PROMPT", None),
     )

@@ -5,6 +5,7 @@
 Output layout (stable, other tools read it):
     OUT/run.yaml        resolved config + package versions: re-run with `--config OUT/run.yaml`
     OUT/metrics.jsonl   one JSON object per logged step (reward, reward_std, rewards/<name>/mean, ...)
+    OUT/eval.json       held-out scores before and after training (eval.n prompts; 0 turns it off)
     OUT/adapter/        the LoRA adapter + tokenizer
     OUT/merged/         the adapter merged into 16-bit weights; loads with plain transformers
     OUT/checkpoints/    trainer checkpoints every grpo.save_steps
@@ -20,7 +21,7 @@ import yaml
 
 from kit import loader  # imports Unsloth, which must patch TRL before TRL is used
 from kit.config import SMOKE, RunConfig
-from kit.data import drop_long_prompts, load_rows
+from kit.data import drop_long_prompts, load_eval_rows, load_rows
 from kit.env import package_versions
 from kit.errors import KitError
 from kit.recipe import Recipe, RewardBundle
@@ -94,6 +95,7 @@ def run_training(cfg: RunConfig, recipe: Recipe) -> RunResult:
     """Load -> prepare -> train -> save, each a step of its own."""
     rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
     rows = load_rows(recipe, cfg.data, rewards)  # config and data errors surface before anything is written
+    held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
     out = output_path(cfg, recipe)
     args = grpo_args(cfg, out, rewards)
     out.mkdir(parents=True, exist_ok=True)
@@ -102,12 +104,36 @@ def run_training(cfg: RunConfig, recipe: Recipe) -> RunResult:
     model, tokenizer = loader.load_model(cfg.model, cfg.seed)
     dataset = drop_long_prompts(rows, tokenizer, cfg.data.max_prompt_length)
     trainer = build_trainer(args, model, tokenizer, dataset, rewards, out)
+    before = evaluate_held_out(cfg, recipe, model, tokenizer, held_out, "before")
     trainer.train()
+    after = evaluate_held_out(cfg, recipe, model, tokenizer, held_out, "after")
+    report_evaluation(out, before, after)
     adapter_dir, merged_dir = save_outputs(cfg, model, tokenizer, out)
     exported = export_if_asked(cfg, merged_dir)
     result = RunResult(out, adapter_dir, merged_dir, seconds_since_start(), exported)
     print_summary(cfg, result)
     return result
+
+
+def evaluate_held_out(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, name: str):
+    """Score the in-memory model on the held-out rows (the adapter starts at zero: 'before' is the base)."""
+    if rows is None:
+        return None
+    from kit.evaluate import evaluate
+    from kit.generate import Sampling
+
+    print(f"eval: scoring {len(rows)} held-out prompts ({name} training)")
+    sampling = Sampling(max_new_tokens=cfg.eval.max_new_tokens or cfg.grpo.max_completion_length, seed=cfg.seed)
+    return evaluate(model, tokenizer, recipe, rows, sampling, name, batch_size=cfg.eval.batch_size)
+
+
+def report_evaluation(out: Path, before, after) -> None:
+    if before is None:
+        return
+    from kit.evaluate import format_table, write_json
+
+    print(format_table([before, after]))
+    write_json(out / "eval.json", [before, after])
 
 
 def build_trainer(args, model, tokenizer, dataset, rewards: RewardBundle, out: Path):
@@ -173,5 +199,7 @@ def print_summary(cfg: RunConfig, result: RunResult) -> None:
         verdict = "verified in llama.cpp" if result.gguf_verified else "FAILED verification: see verification.json"
         print(f"  gguf:    {result.output_dir / 'gguf'}  ({verdict})")
     print(f"  metrics: {result.output_dir / 'metrics.jsonl'}")
+    if (result.output_dir / "eval.json").exists():
+        print(f"  eval:    {result.output_dir / 'eval.json'}  (held-out scores before and after training)")
     print(f"  config:  {result.output_dir / 'run.yaml'}  (re-run: python -m kit train {cfg.recipe} --config "
           f"{result.output_dir / 'run.yaml'} --out NEW_DIR)")

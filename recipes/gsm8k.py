@@ -15,10 +15,11 @@ from pathlib import Path
 
 from kit.data import load_table, require_columns
 from kit.errors import KitError
+from kit.evaluate import Scoring
 from kit.recipe import RewardBundle
 from kit.rewards import (
-    answer_correct, canonical_number, extract_hash_answer, integer_answer, soft_xml_format,
-    strict_xml_format, xml_tag_count,
+    answer_correct, canonical_number, extract_hash_answer, extract_tag, final_answer, integer_answer,
+    soft_xml_format, strict_xml_format, xml_tag_count,
 )
 
 HUB_ID, HUB_CONFIG = "openai/gsm8k", "main"
@@ -39,6 +40,25 @@ REWARDS = RewardBundle(
     (soft_xml_format(), 0.5),
     (xml_tag_count(), 0.5),
 )
+
+_SOFT_FORMAT = soft_xml_format()
+
+
+def _formatted(text: str, row: dict) -> bool:
+    return _SOFT_FORMAT([text])[0] == 1.0
+
+
+def _strict(text: str, row: dict) -> bool:
+    """Right and in the required format: the number inside <answer> is the gold one."""
+    return _formatted(text, row) and canonical_number(extract_tag(text, "answer")) == row["answer"]
+
+
+def _lenient(text: str, row: dict) -> bool:
+    """The right number stated anywhere: a tag, \\boxed{}, 'the answer is', or the last number."""
+    return canonical_number(final_answer(text)) == row["answer"]
+
+
+EVAL = Scoring(strict=_strict, lenient=_lenient, formatted=_formatted)
 
 DEFAULTS = {
     "data": {"max_prompt_length": 256},

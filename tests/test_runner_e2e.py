@@ -67,6 +67,23 @@ def test_smoke_train_cli_end_to_end(tmp_path):
     generated = plain_generate(out / "merged")
     assert generated == {"new_tokens": generated["new_tokens"], "dtype": "torch.bfloat16", "quantized": False, "unsloth_loaded": False}
     assert generated["new_tokens"] > 0
+    evaluation = json.loads((out / "eval.json").read_text())["results"]
+    assert [r["name"] for r in evaluation] == ["before", "after"] and all(r["n"] == 16 for r in evaluation)
+    assert "strict accuracy" in result.stdout
+
+    evaluated = kit("eval", "gsm8k", "--adapter", str(out / "adapter"), "--n", "8", "--json", str(tmp_path / "e.json"))
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+    assert "base" in evaluated.stdout and "trained" in evaluated.stdout and "from sample (test)" in evaluated.stdout
+    assert [r["name"] for r in json.loads((tmp_path / "e.json").read_text())["results"]] == ["base", "trained"]
+    merged = kit("eval", "gsm8k", "--model", str(out / "merged"), "--n", "8")
+    assert merged.returncode == 0 and (out / "eval-merged-test.json").exists()
+    assert [r["name"] for r in json.loads((out / "eval.json").read_text())["results"]] == ["before", "after"]
+
+    chat = subprocess.run([sys.executable, "-m", "kit", "chat", str(out / "merged"), "--max-new-tokens", "8"],
+                          cwd=REPO, input="What is 2 plus 3?\n/reset\n/exit\n", capture_output=True, text=True,
+                          timeout=300)
+    assert chat.returncode == 0, chat.stderr[-2000:]
+    assert "system: Respond in the following format" in chat.stdout and chat.stdout.count("model> ") == 1
 
 
 def test_4bit_training_merges_into_16bit_weights(tmp_path):

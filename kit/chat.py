@@ -1,0 +1,47 @@
+"""`python -m kit chat MODEL`: try a model by hand in a plain terminal, with the recipe's system prompt.
+
+Commands at the prompt: /reset starts over, /exit (or Ctrl-D) leaves.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kit.generate import Sampling, generate
+from kit.inference import load_for_inference
+
+
+def system_prompt(args: argparse.Namespace) -> str | None:
+    if args.system:
+        return args.system
+    from kit.recipe import load_recipe
+
+    recipe = load_recipe(args.recipe)
+    return getattr(recipe, "system_prompt", None)
+
+
+def chat_loop(args: argparse.Namespace) -> int:
+    loaded = load_for_inference(args.model, args.adapter)
+    system = system_prompt(args)
+    sampling = Sampling(max_new_tokens=args.max_new_tokens, temperature=args.temperature)
+    history: list[dict] = []
+    print("chat: type a message; /reset starts over, /exit leaves" + (f"\nsystem: {system}" if system else ""))
+    while True:
+        try:
+            line = input("you> ").strip()
+        except EOFError:
+            print()
+            return 0
+        if line == "/exit":
+            return 0
+        if line == "/reset":
+            history = []
+            continue
+        if not line:
+            continue
+        history.append({"role": "user", "content": line})
+        messages = ([{"role": "system", "content": system}] if system else []) + history
+        reply = generate(loaded.model, loaded.tokenizer, [messages], sampling, lora_request=loaded.lora_request,
+                         progress=False)[0]
+        history.append({"role": "assistant", "content": reply})
+        print(f"model> {reply}")

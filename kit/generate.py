@@ -1,0 +1,81 @@
+"""One generation function for evaluation and chat, the same call on every machine.
+
+    texts = generate(model, tokenizer, prompts, Sampling(max_new_tokens=256))
+
+With vLLM (a model loaded by Unsloth with fast_inference=True exposes `fast_generate`), prompts go to
+vLLM with SamplingParams and the LoRA adapter as a LoRARequest. Elsewhere: batched transformers
+`generate` with left padding and the KV cache. Both render prompts with the tokenizer's chat template
+and honour temperature (0 = greedy), top_p, max_new_tokens and seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tqdm.auto import tqdm
+
+from kit.env import has_gpu, has_vllm
+
+
+@dataclass
+class Sampling:
+    max_new_tokens: int = 256
+    temperature: float = 0.0  # 0: greedy
+    top_p: float = 1.0
+    seed: int = 0
+    min_new_tokens: int = 0  # benchmarks set it = max_new_tokens, so every run generates the same length
+
+
+def render(tokenizer, prompts: list[list[dict]]) -> list[str]:
+    return [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in prompts]
+
+
+def uses_vllm(model) -> bool:
+    """vLLM only where it can run: a GPU, vLLM installed, and a model loaded with fast_inference."""
+    return has_gpu() and has_vllm() and hasattr(model, "fast_generate") and getattr(model, "vllm_engine", None) is not None
+
+
+def generate(model, tokenizer, prompts: list[list[dict]], sampling: Sampling, batch_size: int = 32,
+             lora_request=None, progress: bool = True) -> list[str]:
+    """Completions (text only, special tokens removed) for chat-format prompts, in order."""
+    if uses_vllm(model):
+        return generate_vllm(model, tokenizer, prompts, sampling, lora_request)
+    return generate_hf(model, tokenizer, prompts, sampling, batch_size, progress)
+
+
+def generate_vllm(model, tokenizer, prompts, sampling: Sampling, lora_request=None) -> list[str]:
+    from vllm import SamplingParams
+
+    params = SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p, seed=sampling.seed,
+                            max_tokens=sampling.max_new_tokens, min_tokens=sampling.min_new_tokens)
+    outputs = model.fast_generate(render(tokenizer, prompts), sampling_params=params, lora_request=lora_request)
+    return [output.outputs[0].text for output in outputs]
+
+
+def generate_hf(model, tokenizer, prompts, sampling: Sampling, batch_size: int, progress: bool) -> list[str]:
+    import torch
+
+    texts = render(tokenizer, prompts)
+    side, tokenizer.padding_side = tokenizer.padding_side, "left"  # generation continues at the right edge
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    torch.manual_seed(sampling.seed)
+    was_training = model.training
+    model.eval()
+    results: list[str] = []
+    try:
+        batches = range(0, len(texts), batch_size)
+        for start in tqdm(batches, desc="generate", unit="batch", disable=not progress or len(batches) < 2):
+            batch = tokenizer(texts[start : start + batch_size], return_tensors="pt", padding=True,
+                              add_special_tokens=False).to(model.device)
+            with torch.no_grad():
+                out = model.generate(**batch, max_new_tokens=sampling.max_new_tokens, pad_token_id=pad,
+                                     min_new_tokens=sampling.min_new_tokens,
+                                     do_sample=sampling.temperature > 0, use_cache=True,
+                                     **({"temperature": sampling.temperature, "top_p": sampling.top_p}
+                                        if sampling.temperature > 0 else {}))
+            new_tokens = out[:, batch["input_ids"].shape[1]:]  # [batch, new]
+            results += tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+    finally:
+        tokenizer.padding_side = side
+        model.train(was_training)
+    return results
