@@ -1,6 +1,7 @@
 # Every target installs what it needs first (scripts/install.sh makes .venv on first use).
 #   make train RECIPE=gsm8k [MODEL=… STEPS=… CONFIG=file.yaml OUT=dir PROFILE=smoke|full DATA=file
 #                            SAVE=merged_16bit,gguf QUANT=q4_k_m,q8_0 ARGS='grpo.beta=0.04']
+#   make demo                 # CPU: a tiny model learns digit sums (SFT then GRPO), in a couple of minutes
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
 #   make test
 
@@ -8,7 +9,7 @@ RECIPE ?= gsm8k
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: install train export test clean
+.PHONY: install train demo export test clean
 
 comma := ,
 
@@ -22,6 +23,9 @@ train: $(STAMP)
 		$(if $(MODEL),--model $(MODEL)) $(if $(STEPS),--steps $(STEPS)) $(if $(CONFIG),--config $(CONFIG)) \
 		$(if $(OUT),--out $(OUT)) $(if $(PROFILE),--profile $(PROFILE)) $(if $(DATA),--data $(DATA)) \
 		$(if $(SAVE),save.formats=[lora$(comma)$(SAVE)]) $(if $(QUANT),save.quant=[$(QUANT)]) $(ARGS)
+
+demo: $(STAMP)
+	$(PY) -m kit train digit_sum --config configs/demo_cpu.yaml --out $(or $(OUT),outputs/demo-$(shell date +%Y%m%d-%H%M%S))
 
 export: $(STAMP)
 	$(PY) -m kit export $(MERGED) --quant $(subst $(comma), ,$(or $(QUANT),q4_k_m))

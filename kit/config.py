@@ -45,6 +45,7 @@ class ModelConfig(Section):
         min_length=1,
     )
     gradient_checkpointing: Literal["unsloth", "true", "false"] = "unsloth"  # unsloth: offloaded, least memory
+    full_finetuning: bool = False  # train every weight instead of LoRA (small models; the CPU demo)
 
 
 class DataConfig(Section):
@@ -86,6 +87,22 @@ class GRPOSection(Section):
         return self.per_device_train_batch_size * self.gradient_accumulation_steps * self.num_processes
 
 
+class SFTSection(Section):
+    """The supervised warm start, run when `stages` includes sft (read by kit.sft): it teaches the answer
+    format from the recipe's worked answers before GRPO, so GRPO's rewards have something to compare."""
+
+    learning_rate: float = Field(2e-4, gt=0)
+    per_device_train_batch_size: int = Field(8, gt=0)
+    gradient_accumulation_steps: int = Field(1, gt=0)
+    max_steps: int = Field(100, gt=0)
+    lr_scheduler_type: str = "linear"
+    warmup_steps: int = Field(0, ge=0)
+    weight_decay: float = Field(0.0, ge=0)
+    optim: str = "adamw_8bit"
+    logging_steps: int = Field(10, gt=0)
+    extra: dict[str, Any] = Field(default_factory=dict)  # any other SFTConfig field, passed through
+
+
 class EvalConfig(Section):
     """Held-out evaluation before and after training (read by kit.evaluate via the runner)."""
 
@@ -112,6 +129,8 @@ class RunConfig(Section):
     model: ModelConfig = Field(default_factory=ModelConfig)
     data: DataConfig = Field(default_factory=DataConfig)
     grpo: GRPOSection = Field(default_factory=GRPOSection)
+    sft: SFTSection = Field(default_factory=SFTSection)
+    stages: list[Literal["sft", "grpo"]] = Field(default_factory=lambda: ["grpo"], min_length=1)  # in order
     eval: EvalConfig = Field(default_factory=EvalConfig)
     save: SaveConfig = Field(default_factory=SaveConfig)
     rewards: dict[str, float] = Field(default_factory=dict)  # override a reward's weight by name; 0 drops it
@@ -146,6 +165,7 @@ SMOKE_PROFILE: dict[str, Any] = {
         "max_steps": 2,
         "optim": "adamw_torch",  # 8-bit Adam needs a GPU
     },
+    "sft": {"max_steps": 4, "per_device_train_batch_size": 4, "optim": "adamw_torch", "logging_steps": 1},
     "eval": {"n": 16},
 }
 
@@ -168,6 +188,11 @@ def cross_field_problems(cfg: RunConfig) -> list[str]:
         )
     if g.max_steps == 0 or g.max_steps < -1:
         problems.append(f"grpo.max_steps ({g.max_steps}) must be a positive number of steps, or -1 to use num_train_epochs")
+    if cfg.model.full_finetuning and cfg.model.load_in_4bit:
+        problems.append("model.full_finetuning trains every weight, which 4-bit weights cannot hold; "
+                        "set model.load_in_4bit=false (or train LoRA adapters)")
+    if cfg.stages.count("sft") > 1 or cfg.stages.count("grpo") > 1:
+        problems.append(f"stages: {cfg.stages} repeats a stage; each of sft and grpo runs at most once")
     if "gguf" in cfg.save.formats and "merged_16bit" not in cfg.save.formats:
         problems.append("save.formats: gguf is made from the merged 16-bit model; add merged_16bit")
     for name, weight in cfg.rewards.items():

@@ -38,7 +38,7 @@ def fast_inference_available(cfg: ModelConfig) -> bool:
 
 
 def load_model(cfg: ModelConfig, seed: int = 3407):
-    """Load `cfg.name` with Unsloth and wrap it in LoRA adapters; returns (model, tokenizer)."""
+    """Load `cfg.name` with Unsloth and wrap it in LoRA adapters (unless full_finetuning); returns (model, tokenizer)."""
     fast = fast_inference_available(cfg)
     extra = {"gpu_memory_utilization": cfg.gpu_memory_utilization, "max_lora_rank": cfg.lora_rank} if fast else {}
     try:
@@ -49,6 +49,7 @@ def load_model(cfg: ModelConfig, seed: int = 3407):
             fast_inference=fast,
             dtype=None if cfg.dtype == "auto" else getattr(torch, cfg.dtype),
             random_state=seed,
+            full_finetuning=cfg.full_finetuning,
             **extra,
         )
     except OSError as err:  # not on the hub, no network, no cached copy
@@ -56,6 +57,8 @@ def load_model(cfg: ModelConfig, seed: int = 3407):
             f"cannot load model {cfg.name} ({str(err).splitlines()[0]}); offline, give a local folder "
             "with MODEL=path, or run PROFILE=smoke for the kit's tiny model"
         ) from None
+    if cfg.full_finetuning:
+        return model, _with_pad(tokenizer)
     model = FastLanguageModel.get_peft_model(
         model,
         r=cfg.lora_rank,
@@ -65,9 +68,13 @@ def load_model(cfg: ModelConfig, seed: int = 3407):
         use_gradient_checkpointing=_checkpointing(cfg.gradient_checkpointing),
         random_state=seed,
     )
+    return model, _with_pad(tokenizer)
+
+
+def _with_pad(tokenizer):
     if tokenizer.pad_token is None:  # GRPO pads batches of prompts; most chat tokenizers already have one
         tokenizer.pad_token = tokenizer.eos_token
-    return model, tokenizer
+    return tokenizer
 
 
 def _checkpointing(value: str):

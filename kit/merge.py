@@ -41,6 +41,20 @@ def save_adapter(model, tokenizer, out: Path) -> Path:
     return out
 
 
+def save_full_model(model, tokenizer, base_name: str, out: Path, dtype: str) -> Path:
+    """A fully fine-tuned model is its own merged model: written in 16-bit with its tokenizer (and the
+    base's SentencePiece file, which transformers does not re-save and GGUF conversion reads)."""
+    import torch
+
+    with atomic_dir(out) as tmp:
+        model.to(getattr(torch, dtype)).save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        sentencepiece = Path(base_name) / "tokenizer.model"
+        if sentencepiece.is_file():
+            shutil.copy2(sentencepiece, tmp / "tokenizer.model")
+    return out
+
+
 def base_16bit_name(name: str) -> str:
     """Unsloth's pre-quantized repos ('...-bnb-4bit') are 4-bit copies of a 16-bit repo without the suffix."""
     for suffix in _PREQUANTIZED_SUFFIXES:

@@ -12,13 +12,14 @@ from transformers import TrainerCallback
 class MetricsFile(TrainerCallback):
     """Appends every log TRL makes (reward, reward_std, rewards/<name>/mean, loss, ...) with its step."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, stage: str = "grpo"):
         self.path = Path(path)
+        self.stage = stage
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs:
             return
-        record = {"step": state.global_step, **{k: _jsonable(v) for k, v in logs.items()}}
+        record = {"stage": self.stage, "step": state.global_step, **{k: _jsonable(v) for k, v in logs.items()}}
         with self.path.open("a") as f:
             f.write(json.dumps(record) + "\n")
 

@@ -1,19 +1,23 @@
-"""Model names the kit understands: hub ids, local folders, and `kit:tiny-llama` (built on the spot)."""
+"""Model names the kit understands: hub ids, local folders, and `kit:tiny-<spec>` (built on the spot)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kit.config import TINY_MODEL
 from kit.errors import KitError
+
+TINY_PREFIX = "kit:tiny-"  # kit:tiny-llama, kit:tiny-qwen2, kit:tiny-demo: built on the spot by kit.tiny
 
 
 def resolve_model_name(name: str) -> str:
-    """A hub id or local path as given; `kit:tiny-llama` becomes the path of the tiny model (built once)."""
-    if name == TINY_MODEL:
-        from kit.tiny import tiny_model_path
+    """A hub id or local path as given; `kit:tiny-llama` etc. become the path of a tiny model (built once)."""
+    if name.startswith(TINY_PREFIX):
+        from kit.tiny import SPECS, tiny_model_path
 
-        return str(tiny_model_path())
+        spec = name.removeprefix(TINY_PREFIX)
+        if spec not in SPECS:
+            raise KitError(f"unknown built-in model '{name}'; choose from: {', '.join(TINY_PREFIX + s for s in SPECS)}")
+        return str(tiny_model_path(spec))
     if name.startswith(("./", "../", "/", "~")) and not Path(name).expanduser().exists():
         raise KitError(f"model path {name} does not exist; give a local model folder or a hub id")
     return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name

@@ -13,6 +13,7 @@ A recipe is a plain module (`recipes/<name>.py`, any importable `pkg.module`, or
                               the smoke profile and the tests run offline.
     SAMPLE_COMPLETIONS        (optional) a few good and bad completions with their dataset columns,
                               [{"label": ..., "completion": ..., "answer": ...}], for `kit rewards check`.
+    sft_target(row) -> str    (optional) the worked answer for a row, for the SFT warm start (stages: [sft, grpo])
     EVAL                      (optional) kit.evaluate.Scoring(strict=..., lenient=..., formatted=...):
                               what counts as right for `kit eval`; default: the top-weighted reward.
 """
@@ -111,6 +112,7 @@ class Recipe:
     sample_completions: list[dict] = field(default_factory=list)
     scoring: Any = None  # kit.evaluate.Scoring
     system_prompt: str | None = None
+    sft_target: Callable[[dict], str] | None = None
 
 
 def known_recipes() -> list[str]:
@@ -170,4 +172,5 @@ def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
         sample_completions=getattr(module, "SAMPLE_COMPLETIONS", []),
         scoring=getattr(module, "EVAL", None),
         system_prompt=getattr(module, "SYSTEM_PROMPT", None),
+        sft_target=getattr(module, "sft_target", None),
     )

@@ -92,27 +92,50 @@ def grpo_args(cfg: RunConfig, out: Path, rewards: RewardBundle):
 
 
 def run_training(cfg: RunConfig, recipe: Recipe) -> RunResult:
-    """Load -> prepare -> train -> save, each a step of its own."""
+    """Load -> prepare -> train each stage (evaluating after it) -> save, each a step of its own."""
     rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
     rows = load_rows(recipe, cfg.data, rewards)  # config and data errors surface before anything is written
     held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
     out = output_path(cfg, recipe)
-    args = grpo_args(cfg, out, rewards)
+    stage_args = build_stage_args(cfg, recipe, rows, rewards, out)
     out.mkdir(parents=True, exist_ok=True)
     write_run_file(out, cfg)
     announce(cfg, recipe, out)
     model, tokenizer = loader.load_model(cfg.model, cfg.seed)
     dataset = drop_long_prompts(rows, tokenizer, cfg.data.max_prompt_length)
-    trainer = build_trainer(args, model, tokenizer, dataset, rewards, out)
-    before = evaluate_held_out(cfg, recipe, model, tokenizer, held_out, "before")
-    trainer.train()
-    after = evaluate_held_out(cfg, recipe, model, tokenizer, held_out, "after")
-    report_evaluation(out, before, after)
+    evaluations = [evaluate_held_out(cfg, recipe, model, tokenizer, held_out, "before")]
+    for stage in cfg.stages:
+        train_stage(stage, cfg, recipe, model, tokenizer, dataset, rewards, stage_args[stage], out)
+        name = "after" if len(cfg.stages) == 1 else f"after {stage}"
+        evaluations.append(evaluate_held_out(cfg, recipe, model, tokenizer, held_out, name))
+    report_evaluation(out, evaluations)
     adapter_dir, merged_dir = save_outputs(cfg, model, tokenizer, out)
     exported = export_if_asked(cfg, merged_dir)
     result = RunResult(out, adapter_dir, merged_dir, seconds_since_start(), exported)
     print_summary(cfg, result)
     return result
+
+
+def build_stage_args(cfg: RunConfig, recipe: Recipe, rows, rewards: RewardBundle, out: Path) -> dict:
+    """Each stage's trainer arguments, built (and so checked) before anything is loaded."""
+    from kit.sft import sft_args, sft_dataset
+
+    args = {}
+    if "sft" in cfg.stages:
+        sft_dataset(recipe, rows.select(range(1)))  # the recipe must know how to write a worked answer
+        args["sft"] = sft_args(cfg, out)
+    if "grpo" in cfg.stages:
+        args["grpo"] = grpo_args(cfg, out, rewards)
+    return args
+
+
+def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards, args, out: Path):
+    if stage == "sft":
+        from kit.sft import run_sft
+
+        run_sft(cfg, recipe, model, tokenizer, dataset, args, out)
+    else:
+        build_trainer(args, model, tokenizer, dataset, rewards, out).train()
 
 
 def evaluate_held_out(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, name: str):
@@ -127,13 +150,21 @@ def evaluate_held_out(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, na
     return evaluate(model, tokenizer, recipe, rows, sampling, name, batch_size=cfg.eval.batch_size)
 
 
-def report_evaluation(out: Path, before, after) -> None:
-    if before is None:
-        return
-    from kit.evaluate import format_table, write_json
+def report_evaluation(out: Path, evaluations: list) -> None:
+    """The before/after table, OUT/eval.json, and OUT/plots/run.png (reward curve + held-out scores)."""
+    from kit.plots import plot_run
 
-    print(format_table([before, after]))
-    write_json(out / "eval.json", [before, after])
+    if evaluations[0] is not None:
+        from kit.evaluate import format_table, write_json
+
+        print(format_table(evaluations))
+        for earlier, later in zip(evaluations[1:], evaluations[2:]):
+            change = 100 * (later.strict_accuracy - earlier.strict_accuracy)
+            print(f"eval: held-out strict accuracy {later.name} vs {earlier.name}: {change:+.1f} points")
+        write_json(out / "eval.json", evaluations)
+    plot = plot_run(out)
+    if plot:
+        print(f"plot: {plot}")
 
 
 def build_trainer(args, model, tokenizer, dataset, rewards: RewardBundle, out: Path):
@@ -161,8 +192,12 @@ def export_if_asked(cfg: RunConfig, merged_dir: Path | None) -> bool:
 
 
 def save_outputs(cfg: RunConfig, model, tokenizer, out: Path) -> tuple[Path | None, Path | None]:
-    from kit.merge import save_adapter, save_merged
+    from kit.merge import save_adapter, save_full_model, save_merged
 
+    if cfg.model.full_finetuning:  # no adapter: the trained weights are the merged model
+        print(f"save: writing the fully fine-tuned model in {cfg.save.merged_dtype} -> {out / 'merged'}")
+        base = loader.resolve_model_name(cfg.model.name)
+        return None, save_full_model(model, tokenizer, base, out / "merged", cfg.save.merged_dtype)
     adapter_dir = save_adapter(model, tokenizer, out / "adapter")
     merged_dir = None
     if "merged_16bit" in cfg.save.formats:
@@ -203,3 +238,7 @@ def print_summary(cfg: RunConfig, result: RunResult) -> None:
         print(f"  eval:    {result.output_dir / 'eval.json'}  (held-out scores before and after training)")
     print(f"  config:  {result.output_dir / 'run.yaml'}  (re-run: python -m kit train {cfg.recipe} --config "
           f"{result.output_dir / 'run.yaml'} --out NEW_DIR)")
+    if (result.output_dir / "plots" / "run.png").exists():
+        print(f"  plot:    {result.output_dir / 'plots' / 'run.png'}")
+    if result.merged_dir:
+        print(f"  chat:    python -m kit chat {result.merged_dir} --recipe {cfg.recipe}")

@@ -20,10 +20,11 @@ import os
 import random
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 TINY_MODEL_NAME = "kit:tiny-llama"
-_VERSION = 3  # bump when the recipe below changes, so caches rebuild
+_VERSION = 4  # bump when the recipe below changes, so caches rebuild
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}"
@@ -81,17 +82,37 @@ def cache_dir() -> Path:
     return Path(os.environ.get("KIT_CACHE", Path.home() / ".cache" / "grpo-kit"))
 
 
-def tiny_model_path(architecture: str = "llama") -> Path:
-    """Path of the cached tiny model ("llama" or "qwen2"), building it first if needed."""
-    if architecture not in _ARCHITECTURES:
-        raise ValueError(f"unknown tiny architecture {architecture!r}; choose from {sorted(_ARCHITECTURES)}")
-    path = cache_dir() / f"tiny-{architecture}-v{_VERSION}"
+@dataclass(frozen=True)
+class TinySpec:
+    architecture: str
+    hidden: int
+    intermediate: int
+    layers: int
+    heads: int
+    kv_heads: int
+    pretrain: bool  # a few seconds on tagged chat turns; the demo model starts from random weights instead
+
+
+SPECS = {
+    # rows of 256: llama.cpp's k-quants (q4_k_m ...) need them, else fall back to simpler types
+    "llama": TinySpec("llama", 256, 512, 2, 4, 2, pretrain=True),
+    "qwen2": TinySpec("qwen2", 256, 512, 2, 4, 2, pretrain=True),
+    # the CPU demo's learner (sums of three digits): deeper and narrower, trained from scratch
+    "demo": TinySpec("llama", 128, 256, 4, 4, 4, pretrain=False),
+}
+
+
+def tiny_model_path(spec: str = "llama") -> Path:
+    """Path of a cached tiny model ("llama", "qwen2" or "demo"), building it first if needed."""
+    if spec not in SPECS:
+        raise ValueError(f"unknown tiny model {spec!r}; choose from {sorted(SPECS)}")
+    path = cache_dir() / f"tiny-{spec}-v{_VERSION}"
     if not (path / "config.json").exists():
-        build_tiny_model(path, architecture=architecture)
+        build_tiny_model(path, spec=SPECS[spec])
     return path
 
 
-def build_tiny_model(path: Path, seed: int = 0, architecture: str = "llama") -> Path:
+def build_tiny_model(path: Path, seed: int = 0, spec: TinySpec = SPECS["llama"]) -> Path:
     """Build the tiny model and tokenizer into `path` (atomically: a temp dir renamed at the end)."""
     import torch
 
@@ -100,8 +121,9 @@ def build_tiny_model(path: Path, seed: int = 0, architecture: str = "llama") -> 
     tmp = Path(tempfile.mkdtemp(prefix=".tiny-", dir=path.parent))
     try:
         tokenizer = _build_tokenizer(tmp)
-        model = _build_model(vocab_size=len(tokenizer), tokenizer=tokenizer, seed=seed, architecture=architecture)
-        _pretrain(model, tokenizer, chat_corpus(seed=seed))
+        model = _build_model(vocab_size=len(tokenizer), tokenizer=tokenizer, seed=seed, spec=spec)
+        if spec.pretrain:
+            _pretrain(model, tokenizer, chat_corpus(seed=seed))
         model.to(torch.bfloat16).save_pretrained(tmp)
         if path.exists():  # another process built it meanwhile
             shutil.rmtree(tmp)
@@ -120,8 +142,11 @@ def _build_tokenizer(out: Path):
 
     model = io.BytesIO()
     plain = [(p + c).replace("<|im_start|>", "").replace("<|im_end|>", "") for p, c in chat_corpus(64)]
+    # No newlines in the training text: "\n" then stays a token of its own (byte fallback), so a prompt
+    # ending in "assistant\n" never merges with the completion's first characters.
+    lines = [line.replace("\n", " ") for line in _CORPUS * 20 + plain]
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(_CORPUS * 20 + plain),
+        sentence_iterator=iter(lines),
         model_writer=model,
         vocab_size=512,
         model_type="bpe",
@@ -151,19 +176,19 @@ def _build_tokenizer(out: Path):
     return tokenizer
 
 
-def _build_model(vocab_size: int, tokenizer, seed: int, architecture: str):
+def _build_model(vocab_size: int, tokenizer, seed: int, spec: TinySpec):
     import torch
     from transformers import GenerationConfig
 
     torch.manual_seed(seed)
-    config_class, model_class = _ARCHITECTURES[architecture]()
+    config_class, model_class = _ARCHITECTURES[spec.architecture]()
     config = config_class(
         vocab_size=vocab_size,
-        hidden_size=256,  # rows of 256: llama.cpp's k-quants (q4_k_m ...) need them, else fall back
-        intermediate_size=512,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        hidden_size=spec.hidden,
+        intermediate_size=spec.intermediate,
+        num_hidden_layers=spec.layers,
+        num_attention_heads=spec.heads,
+        num_key_value_heads=spec.kv_heads,
         max_position_embeddings=2048,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 from kit.data import load_table, require_columns
@@ -78,9 +79,20 @@ def prepare(split: str, source: str | None):
     require_columns(table, ["question", "answer"], f"data {source or HUB_ID}")
     _check_rows(table)
     return table.map(
-        lambda row: {"prompt": to_prompt(row["question"]), "answer": gold_answer(row["answer"])},
+        lambda row: {"prompt": to_prompt(row["question"]), "answer": gold_answer(row["answer"]),
+                     "reasoning": worked_steps(row["answer"])},
         remove_columns=table.column_names,
     )
+
+
+def worked_steps(solution) -> str:
+    """GSM8K's solution text before '####', without its <<48/2=24>> calculator notes."""
+    return re.sub(r"<<[^>]*>>", "", str(solution).split("####")[0]).strip()
+
+
+def sft_target(row: dict) -> str:
+    """The worked answer in the required format, for the SFT warm start (stages: [sft, grpo])."""
+    return f"<reasoning>\n{row['reasoning'] or '...'}\n</reasoning>\n<answer>\n{row['answer']}\n</answer>"
 
 
 def to_prompt(question: str) -> list[dict]:

@@ -111,3 +111,13 @@ def test_unknown_profile_rejected():
 def test_gguf_needs_the_merged_model():
     with pytest.raises(KitError, match="save.formats: gguf is made from the merged 16-bit model; add merged_16bit"):
         build_config([{"save": {"formats": ["lora", "gguf"]}}])
+
+
+def test_stage_rules():
+    assert build_config([{"stages": ["sft", "grpo"]}]).stages == ["sft", "grpo"]
+    with pytest.raises(KitError, match="repeats a stage"):
+        build_config([{"stages": ["grpo", "grpo"]}])
+    with pytest.raises(KitError, match="stages.0: Input should be 'sft' or 'grpo'"):
+        build_config([{"stages": ["dpo"]}])
+    with pytest.raises(KitError, match="full_finetuning trains every weight"):
+        build_config([{"model": {"full_finetuning": True, "load_in_4bit": True}}])

@@ -133,7 +133,7 @@ def test_user_recipe_file_trains_and_changes_the_weights(tmp_path, tiny_model):
 def test_unknown_recipe_exits_with_one_line(tmp_path):
     result = kit("train", "gsm9k", "--out", str(tmp_path / "x"))
     assert result.returncode == 2
-    assert result.stderr.strip().startswith("error: unknown recipe 'gsm9k'; choose from: gsm8k")
+    assert result.stderr.strip().startswith("error: unknown recipe 'gsm9k'; choose from: digit_sum, gsm8k")
     assert "Traceback" not in result.stderr
 
 
@@ -164,3 +164,22 @@ def test_train_with_gguf_export_verifies_it(tmp_path):
     assert [r["file"] for r in report] == ["rung.Q8_0.gguf"] and report[0]["ok"]
     assert (out / "gguf" / "Modelfile").exists()
     assert "gguf:    " in result.stdout and "(verified in llama.cpp)" in result.stdout
+
+
+def test_multi_stage_sft_then_grpo(tmp_path):
+    out = tmp_path / "stages"
+    result = kit("train", "gsm8k", "--profile", "smoke", "--out", str(out), "stages=[sft,grpo]")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    stages = [m["stage"] for m in read_metrics(out / "metrics.jsonl")]
+    assert stages.index("grpo") > stages.index("sft") and "sft" not in stages[stages.index("grpo"):]
+    names = [r["name"] for r in json.loads((out / "eval.json").read_text())["results"]]
+    assert names == ["before", "after sft", "after grpo"]
+    assert "after grpo vs after sft" in result.stdout and (out / "plots" / "run.png").exists()
+
+
+def test_sft_stage_needs_a_worked_answer(tmp_path):
+    recipe = tmp_path / "count.py"
+    recipe.write_text(USER_RECIPE)
+    out = tmp_path / "never"
+    result = kit("train", str(recipe), "--profile", "smoke", "--out", str(out), "stages=[sft,grpo]")
+    assert result.returncode == 2 and "defines no sft_target(row)" in result.stderr and not out.exists()

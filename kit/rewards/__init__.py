@@ -5,7 +5,7 @@ and plain-string completions, and never raises on model output. None means "does
 row"; TRL leaves it out of the mean. Parameterised rewards are factories that return a named function.
 
     correctness  answer_correct, integer_answer, exact_match, numeric_match(), math_equivalent, fuzzy_match
-    format       strict_xml_format(), soft_xml_format(), xml_tag_count(), json_format, code_block
+    format       strict_xml_format(), soft_xml_format(), xml_tag_count(), tag_format(), json_format, code_block
     length       ideal_length(n), min_length(n), max_length_penalty(n)
     style        reasoning_connectors, citations, repetition_penalty()
     code         syntax_valid, passes_tests()     (sandboxed: kit/rewards/sandbox.py)
@@ -18,7 +18,7 @@ from kit.rewards.code import syntax_valid, passes_tests
 from kit.rewards.correctness import (
     answer_correct, exact_match, fuzzy_match, integer_answer, math_equivalent, numeric_match,
 )
-from kit.rewards.format import code_block, json_format, soft_xml_format, strict_xml_format, xml_tag_count
+from kit.rewards.format import code_block, json_format, soft_xml_format, strict_xml_format, tag_format, xml_tag_count
 from kit.rewards.length import ideal_length, max_length_penalty, min_length
 from kit.rewards.style import citations, reasoning_connectors, repetition_penalty
 from kit.rewards.text import completion_text
@@ -28,5 +28,5 @@ __all__ = [
     "exact_match", "extract_boxed", "extract_hash_answer", "extract_tag", "final_answer", "fuzzy_match",
     "ideal_length", "integer_answer", "json_format", "math_equivalent", "max_length_penalty", "min_length",
     "numeric_match", "parse_number", "reasoning_connectors", "repetition_penalty", "soft_xml_format",
-    "strict_xml_format", "syntax_valid", "passes_tests", "xml_tag_count",
+    "strict_xml_format", "syntax_valid", "passes_tests", "tag_format", "xml_tag_count",
 ]

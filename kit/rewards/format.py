@@ -97,3 +97,14 @@ def _valid(value, schema) -> bool:
     except jsonschema.ValidationError:
         return False
     return True
+
+
+def tag_format(tag: str = "answer", content: str = r".+?"):
+    """Factory: 1.0 when the whole completion (surrounding whitespace aside) is `<tag>content</tag>`."""
+    pattern = re.compile(rf"<{tag}>{content}</{tag}>", re.DOTALL)
+
+    def answer_format(completions, **kwargs) -> list[float]:
+        return [float(pattern.fullmatch(completion_text(c).strip()) is not None) for c in completions]
+
+    answer_format.__name__ = f"{tag}_format"
+    return answer_format

@@ -25,7 +25,9 @@ def test_prepare_reads_local_files(tmp_path, writer):
     else:
         frame.to_parquet(path)
     dataset = gsm8k.prepare("train", str(path))
-    assert set(dataset.column_names) == {"prompt", "answer"}
+    assert set(dataset.column_names) == {"prompt", "answer", "reasoning"}
+    assert dataset[0]["reasoning"] == "3 + 4 = 7"  # calculator notes removed
+    assert gsm8k.sft_target(dataset[0]) == "<reasoning>\n3 + 4 = 7\n</reasoning>\n<answer>\n7\n</answer>"
     assert dataset["answer"] == ["7", "13000", "-3"]
     first = dataset[0]["prompt"]
     assert first[0] == {"role": "system", "content": gsm8k.SYSTEM_PROMPT}

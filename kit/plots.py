@@ -1,0 +1,72 @@
+"""Pictures of a run: the GRPO reward curve and the held-out scores after each stage, as one PNG.
+
+    python -c "from kit.plots import plot_run; plot_run('outputs/<run>')"
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def plot_run(out: Path) -> Path | None:
+    """Write OUT/plots/run.png from metrics.jsonl and eval.json; None when there is nothing to draw."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; no display needed
+    import matplotlib.pyplot as plt
+
+    from kit.metrics import read_metrics
+
+    out = Path(out)
+    metrics = [m for m in read_metrics(out / "metrics.jsonl") if "reward" in m] if (out / "metrics.jsonl").exists() else []
+    evaluations = json.loads((out / "eval.json").read_text())["results"] if (out / "eval.json").exists() else []
+    if not metrics and not evaluations:
+        return None
+    figure, (curve, bars) = plt.subplots(1, 2, figsize=(12, 4.5))
+    draw_rewards(curve, metrics)
+    draw_scores(bars, evaluations)
+    figure.tight_layout()
+    path = out / "plots" / "run.png"
+    path.parent.mkdir(exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def draw_rewards(ax, metrics: list[dict]) -> None:
+    ax.set_title("GRPO reward per step")
+    if not metrics:
+        ax.text(0.5, 0.5, "no GRPO steps logged", ha="center", transform=ax.transAxes)
+        return
+    steps = [m["step"] for m in metrics]
+    reward = [m["reward"] for m in metrics]
+    ax.plot(steps, reward, color="#9ab", linewidth=1, label="reward (weighted sum)")
+    window = max(1, len(reward) // 10)
+    smooth = [sum(reward[max(0, i - window + 1): i + 1]) / len(reward[max(0, i - window + 1): i + 1])
+              for i in range(len(reward))]
+    ax.plot(steps, smooth, color="#1f5f8b", linewidth=2, label=f"mean of last {window}")
+    std = [m.get("reward_std", 0.0) for m in metrics]
+    ax.plot(steps, std, color="#d98c1f", linewidth=1, label="reward_std (learning signal)")
+    ax.set_xlabel("step")
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+
+
+def draw_scores(ax, evaluations: list[dict]) -> None:
+    ax.set_title("held-out scores")
+    if not evaluations:
+        ax.text(0.5, 0.5, "no held-out evaluation", ha="center", transform=ax.transAxes)
+        return
+    kinds = [("strict_accuracy", "strict accuracy"), ("lenient_accuracy", "lenient accuracy"),
+             ("format_compliance", "format compliance")]
+    width = 0.8 / len(evaluations)
+    for i, result in enumerate(evaluations):
+        values = [100 * (result[key] or 0.0) for key, _ in kinds]
+        positions = [k + i * width for k in range(len(kinds))]
+        drawn = ax.bar(positions, values, width, label=result["name"])
+        ax.bar_label(drawn, fmt="%.0f", fontsize=7)
+    ax.set_xticks([k + width * (len(evaluations) - 1) / 2 for k in range(len(kinds))], [label for _, label in kinds])
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("% of held-out prompts")
+    ax.legend(loc="best", fontsize=8)

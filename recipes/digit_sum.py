@@ -1,0 +1,83 @@
+"""Sums of three digits ("What is 4 plus 7 plus 2?"): the task a tiny model learns on a CPU in minutes.
+
+    make demo                                   # SFT warm start, then GRPO, then export: configs/demo_cpu.yaml
+    make train RECIPE=digit_sum CONFIG=configs/demo_cpu.yaml
+
+All 1,000 ordered digit triples, split once with a fixed seed: 200 held out for evaluation, 800 for
+training; no triple is in both. The answer is one tag, `<answer>13</answer>`, rewarded for being
+right and for the format.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+
+from datasets import Dataset
+
+from kit.data import load_table, require_columns
+from kit.evaluate import Scoring
+from kit.recipe import RewardBundle
+from kit.rewards import answer_correct, canonical_number, extract_tag, final_answer, tag_format
+
+HELD_OUT = 200
+ANSWER_FORMAT = tag_format("answer", r"-?\d+")
+
+REWARDS = RewardBundle(
+    (answer_correct, 1.0),  # the <answer> holds the right number
+    (ANSWER_FORMAT, 0.2),  # the whole reply is one <answer>N</answer>
+)
+
+DEFAULTS = {
+    "data": {"max_prompt_length": 64},
+    "grpo": {"max_completion_length": 12, "num_generations": 8, "per_device_train_batch_size": 64},
+}
+
+
+def triples(split: str) -> list[tuple[int, int, int]]:
+    """Disjoint splits of all 1,000 digit triples, the same on every machine."""
+    every = list(itertools.product(range(10), repeat=3))
+    random.Random("digit-sum-split").shuffle(every)
+    return every[:HELD_OUT] if split == "test" else every[HELD_OUT:]
+
+
+def to_row(a: int, b: int, c: int) -> dict:
+    return {"prompt": [{"role": "user", "content": f"What is {a} plus {b} plus {c}?"}], "answer": str(a + b + c)}
+
+
+def prepare(split: str, source: str | None):
+    """The generated split (source None), or a local file with `prompt` messages and `answer`."""
+    if source is None:
+        return Dataset.from_list([to_row(*t) for t in triples(split)])
+    table = load_table(source, "", split)
+    require_columns(table, ["prompt", "answer"], f"data {source}")
+    return table.map(lambda row: {"answer": str(row["answer"])})
+
+
+def write_sample(path: Path, split: str) -> None:
+    Path(path).write_text("".join(json.dumps(to_row(*t)) + "\n" for t in triples(split)))
+
+
+def sft_target(row: dict) -> str:
+    return f"<answer>{row['answer']}</answer>"
+
+
+def _formatted(text: str, row: dict) -> bool:
+    return ANSWER_FORMAT([text])[0] == 1.0
+
+
+EVAL = Scoring(
+    strict=lambda text, row: _formatted(text, row) and canonical_number(extract_tag(text, "answer")) == row["answer"],
+    lenient=lambda text, row: canonical_number(final_answer(text)) == row["answer"],
+    formatted=_formatted,
+)
+
+SAMPLE_COMPLETIONS = [
+    {"label": "right", "completion": "<answer>13</answer>", "answer": "13"},
+    {"label": "wrong", "completion": "<answer>12</answer>", "answer": "13"},
+    {"label": "right, no tag", "completion": "13", "answer": "13"},
+    {"label": "right, extra text", "completion": "<answer>13</answer> because 4+7+2", "answer": "13"},
+    {"label": "empty", "completion": "", "answer": "13"},
+]
