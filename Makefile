@@ -1,6 +1,6 @@
 # Every target installs what it needs first (scripts/install.sh makes .venv on first use).
 #   make train RECIPE=gsm8k [MODEL=… STEPS=… CONFIG=file.yaml OUT=dir PROFILE=smoke|full DATA=file
-#                            SAVE=merged_16bit,gguf QUANT=q4_k_m,q8_0 ARGS='grpo.beta=0.04']
+#                            SAVE=merged_16bit,gguf QUANT=q4_k_m,q8_0 RESUME=1 ARGS='grpo.beta=0.04']
 #   make demo                 # CPU: a tiny model learns digit sums (SFT then GRPO), in a couple of minutes
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
 #   make test
@@ -22,7 +22,8 @@ train: $(STAMP)
 	$(PY) -m kit train $(RECIPE) \
 		$(if $(MODEL),--model $(MODEL)) $(if $(STEPS),--steps $(STEPS)) $(if $(CONFIG),--config $(CONFIG)) \
 		$(if $(OUT),--out $(OUT)) $(if $(PROFILE),--profile $(PROFILE)) $(if $(DATA),--data $(DATA)) \
-		$(if $(SAVE),save.formats=[lora$(comma)$(SAVE)]) $(if $(QUANT),save.quant=[$(QUANT)]) $(ARGS)
+		$(if $(SAVE),save.formats=[lora$(comma)$(SAVE)]) $(if $(QUANT),save.quant=[$(QUANT)]) \
+		$(if $(RESUME),--resume) $(ARGS)
 
 demo: $(STAMP)
 	$(PY) -m kit train digit_sum --config configs/demo_cpu.yaml --out $(or $(OUT),outputs/demo-$(shell date +%Y%m%d-%H%M%S))

@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--out", help="output folder (default outputs/<recipe>-<timestamp>)")
     train.add_argument("--profile", choices=["auto", "smoke", "full"], help="smoke: tiny model + sample data")
     train.add_argument("--data", help="local .jsonl/.csv/.parquet file, or 'sample' (sets data.path)")
+    train.add_argument("--resume", action="store_true", help="continue the interrupted run in --out from its latest checkpoint")
     train.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.beta=0.04")
 
     export = commands.add_parser("export", help="convert a merged model to GGUF, quantize, verify in llama.cpp")
@@ -86,13 +87,22 @@ def train_command(args: argparse.Namespace) -> int:
     from kit.recipe import load_recipe
 
     recipe = load_recipe(args.recipe)
-    file_layer = read_yaml(args.config) if args.config else {}
+    if args.resume and not args.out:
+        raise KitError("--resume needs --out: the folder of the interrupted run")
+    config_file = f"{args.out}/run.yaml" if args.resume else args.config  # a resumed run keeps its settings
+    file_layer = read_yaml(config_file) if config_file else {}
     cfg = resolve_config(
         recipe.defaults, file_layer, cli_layer(args), gpu=has_gpu(), recipe_has_sample=recipe.write_sample is not None
     )
     from kit.runner import run_training
 
-    result = run_training(cfg, recipe)
+    from kit.runner import Interrupted
+
+    try:
+        result = run_training(cfg, recipe, resume=args.resume)
+    except Interrupted as stop:
+        print(stop, file=sys.stderr)
+        return 130
     return 0 if result.gguf_verified else 1
 
 

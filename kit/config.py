@@ -77,7 +77,8 @@ class GRPOSection(Section):
     max_grad_norm: float = Field(0.1, gt=0)
     optim: str = "adamw_8bit"  # 8-bit Adam: ~75% less optimizer memory
     logging_steps: int = Field(1, gt=0)
-    save_steps: int = Field(100, gt=0)  # checkpoints under OUT/checkpoints
+    save_steps: int = Field(100, gt=0)  # checkpoints under OUT/checkpoints (and on Ctrl-C / SIGTERM)
+    save_total_limit: int = Field(2, gt=0)  # keep the latest K checkpoints
     report_to: str = "none"  # or "wandb", "tensorboard"
     num_processes: int = Field(1, gt=0)  # data-parallel processes (the divisibility rule counts them)
     extra: dict[str, Any] = Field(default_factory=dict)  # any other GRPOConfig field, passed through
@@ -113,6 +114,14 @@ class EvalConfig(Section):
     batch_size: int = Field(32, gt=0)
 
 
+class MonitorConfig(Section):
+    """Live health checks and sample completions (read by kit.monitor)."""
+
+    sample_every: int = Field(10, gt=0)  # steps between sample completions in samples.jsonl
+    samples: int = Field(3, ge=0)
+    window: int = Field(20, ge=4)  # steps over which "reward flat" is judged
+
+
 class SaveConfig(Section):
     """What to write at the end of training (read by kit.merge)."""
 
@@ -132,6 +141,7 @@ class RunConfig(Section):
     sft: SFTSection = Field(default_factory=SFTSection)
     stages: list[Literal["sft", "grpo"]] = Field(default_factory=lambda: ["grpo"], min_length=1)  # in order
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    monitor: MonitorConfig = Field(default_factory=MonitorConfig)
     save: SaveConfig = Field(default_factory=SaveConfig)
     rewards: dict[str, float] = Field(default_factory=dict)  # override a reward's weight by name; 0 drops it
     adaptive_rewards: list[str] = Field(default_factory=list)  # these weights follow the running success rate

@@ -70,3 +70,50 @@ def draw_scores(ax, evaluations: list[dict]) -> None:
     ax.set_ylim(0, 105)
     ax.set_ylabel("% of held-out prompts")
     ax.legend(loc="best", fontsize=8)
+
+
+PANELS = [
+    ("reward (total and each function)", lambda keys: ["reward"] + sorted(k for k in keys if k.startswith("rewards/") and k.endswith("/mean"))),
+    ("reward_std (learning signal)", lambda keys: ["reward_std", "frac_reward_zero_std"]),
+    ("completion length (tokens)", lambda keys: ["completions/mean_length", "completions/clipped_ratio"]),
+    ("KL to the reference (beta > 0)", lambda keys: ["kl"]),
+    ("learning rate", lambda keys: ["learning_rate"]),
+    ("loss and gradient norm", lambda keys: ["loss", "grad_norm"]),
+]
+
+
+def plot_metrics(out: Path) -> Path | None:
+    """OUT/plots/metrics.png: one panel per thing the guide says to watch, from the GRPO steps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from kit.metrics import read_metrics
+
+    path = Path(out) / "metrics.jsonl"
+    rows = [m for m in read_metrics(path) if m.get("stage", "grpo") == "grpo" and "reward" in m] if path.exists() else []
+    if not rows:
+        return None
+    keys = set().union(*rows)
+    figure, axes = plt.subplots(2, 3, figsize=(15, 8))
+    for ax, (title, pick) in zip(axes.flat, PANELS):
+        ax.set_title(title, fontsize=10)
+        drawn = False
+        for key in pick(keys):
+            points = [(m["step"], m[key]) for m in rows if isinstance(m.get(key), (int, float))]
+            if points:
+                ax.plot(*zip(*points), label=key.removeprefix("rewards/").removesuffix("/mean"), linewidth=1.2)
+                drawn = True
+        if drawn:
+            ax.legend(fontsize=7)
+            ax.grid(alpha=0.3)
+        else:
+            ax.text(0.5, 0.5, "not logged in this run", ha="center", transform=ax.transAxes, color="gray")
+        ax.set_xlabel("step", fontsize=8)
+    figure.tight_layout()
+    target = Path(out) / "plots" / "metrics.png"
+    target.parent.mkdir(exist_ok=True)
+    figure.savefig(target, dpi=100)
+    plt.close(figure)
+    return target

@@ -50,11 +50,15 @@ def default_output_dir(recipe_name: str) -> Path:
     return Path("outputs") / f"{recipe_name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def output_path(cfg: RunConfig, recipe: Recipe) -> Path:
-    """Where this run writes; refuses a folder that already holds something (created later)."""
+def output_path(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> Path:
+    """Where this run writes; refuses a folder that already holds something, unless resuming it."""
     out = Path(cfg.output_dir) if cfg.output_dir else default_output_dir(recipe.name)
+    if resume:
+        if not (out / "run.yaml").is_file():
+            raise KitError(f"cannot resume: {out} holds no run (no run.yaml); pass the OUT of the interrupted run")
+        return out
     if out.exists() and any(out.iterdir()):
-        raise KitError(f"output folder {out} is not empty; choose another OUT or remove it")
+        raise KitError(f"output folder {out} is not empty; choose another OUT, remove it, or resume it (RESUME=1)")
     return out
 
 
@@ -91,26 +95,53 @@ def grpo_args(cfg: RunConfig, out: Path, rewards: RewardBundle):
     )
 
 
-def run_training(cfg: RunConfig, recipe: Recipe) -> RunResult:
+def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> RunResult:
     """Load -> prepare -> train each stage (evaluating after it) -> save, each a step of its own."""
+    from kit.interrupt import GracefulStop, latest_checkpoint, stop_on_signals
+
     rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
     rows = load_rows(recipe, cfg.data, rewards)  # config and data errors surface before anything is written
     held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
-    out = output_path(cfg, recipe)
+    out = output_path(cfg, recipe, resume)
     stage_args = build_stage_args(cfg, recipe, rows, rewards, out)
+    checkpoint = latest_checkpoint(out / "checkpoints") if resume else None
+    if resume and checkpoint is None:
+        raise KitError(f"cannot resume: no GRPO checkpoint in {out / 'checkpoints'} (checkpoints are saved every "
+                       "grpo.save_steps and when a run is interrupted)")
     out.mkdir(parents=True, exist_ok=True)
-    write_run_file(out, cfg)
+    if not resume:
+        write_run_file(out, cfg)
     announce(cfg, recipe, out)
     model, tokenizer = loader.load_model(cfg.model, cfg.seed)
     dataset = drop_long_prompts(rows, tokenizer, cfg.data.max_prompt_length)
-    evaluations = [evaluate_held_out(cfg, recipe, model, tokenizer, held_out, "before")]
-    for stage in cfg.stages:
-        train_stage(stage, cfg, recipe, model, tokenizer, dataset, rewards, stage_args[stage], out)
-        name = "after" if len(cfg.stages) == 1 else f"after {stage}"
-        evaluations.append(evaluate_held_out(cfg, recipe, model, tokenizer, held_out, name))
-    report_evaluation(out, evaluations)
+    timings = {"load": seconds_since_start()}
+    evaluations = earlier_evaluations(out) if resume else [evaluate_held_out(cfg, recipe, model, tokenizer, held_out, "before")]
+    # a resumed run continues GRPO from its checkpoint, which holds everything trained before it
+    stages = ["grpo"] if resume else cfg.stages
+    if resume:
+        print(f"resume: continuing GRPO from {checkpoint}")
+        drop_metrics_after(out / "metrics.jsonl", int(checkpoint.name.split("-")[-1]))
+    with stop_on_signals(GracefulStop()) as stopper:
+        for stage in stages:
+            started = time.perf_counter()
+            train_stage(stage, cfg, recipe, model, tokenizer, dataset, rewards, stage_args[stage], out, stopper,
+                        checkpoint)
+            timings[f"{stage} training"] = time.perf_counter() - started
+            if stopper.requested:
+                save_partial_evaluations(out, evaluations)
+                raise Interrupted(out, latest_checkpoint(out / "checkpoints"), cfg)
+            name = "after" if len(cfg.stages) == 1 else f"after {stage}"
+            evaluations.append(evaluate_held_out(cfg, recipe, model, tokenizer, held_out, name))
+            save_partial_evaluations(out, evaluations)
+    table = report_evaluation(out, evaluations)
+    started = time.perf_counter()
     adapter_dir, merged_dir = save_outputs(cfg, model, tokenizer, out)
     exported = export_if_asked(cfg, merged_dir)
+    timings["save and export"] = time.perf_counter() - started
+    timings["whole run"] = seconds_since_start()
+    from kit.report import write_report
+
+    write_report(out, timings, table)
     result = RunResult(out, adapter_dir, merged_dir, seconds_since_start(), exported)
     print_summary(cfg, result)
     return result
@@ -129,13 +160,56 @@ def build_stage_args(cfg: RunConfig, recipe: Recipe, rows, rewards: RewardBundle
     return args
 
 
-def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards, args, out: Path):
+class Interrupted(KitError):
+    """Training stopped on a signal after saving a checkpoint."""
+
+    def __init__(self, out: Path, checkpoint: Path | None, cfg: RunConfig):
+        if checkpoint is None:  # stopped during the SFT warm start: GRPO has nothing to continue from
+            super().__init__(f"interrupted before GRPO saved a checkpoint; start again with a new OUT ({out} is kept)")
+            return
+        super().__init__(f"interrupted: checkpoint saved in {checkpoint}; continue with: python -m kit train "
+                         f"{cfg.recipe} --out {out} --resume   (or: make train RECIPE={cfg.recipe} OUT={out} RESUME=1)")
+
+
+def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards, args, out: Path,
+                stopper, checkpoint: Path | None = None):
     if stage == "sft":
         from kit.sft import run_sft
 
-        run_sft(cfg, recipe, model, tokenizer, dataset, args, out)
+        run_sft(cfg, recipe, model, tokenizer, dataset, args, out, stopper)
     else:
-        build_trainer(args, model, tokenizer, dataset, rewards, out).train()
+        trainer = build_trainer(cfg, args, model, tokenizer, dataset, rewards, out)
+        trainer.add_callback(stopper)
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+
+
+def earlier_evaluations(out: Path) -> list:
+    """The evaluations the interrupted run finished (kept in eval.json as they were made)."""
+    import json
+
+    from kit.evaluate import EvalResult
+
+    path = out / "eval.json"
+    results = json.loads(path.read_text())["results"] if path.exists() else []
+    return [EvalResult(**r) for r in results if not r["name"].endswith("grpo") and r["name"] != "after"] or [None]
+
+
+def save_partial_evaluations(out: Path, evaluations: list) -> None:
+    if evaluations and evaluations[0] is not None:
+        from kit.evaluate import write_json
+
+        write_json(out / "eval.json", evaluations)
+
+
+def drop_metrics_after(path: Path, step: int) -> None:
+    """Steps logged after the checkpoint will be trained and logged again; keep one record per step."""
+    import json
+
+    if not path.exists():
+        return
+    kept = [line for line in path.read_text().splitlines()
+            if line.strip() and not (json.loads(line).get("stage", "grpo") == "grpo" and json.loads(line)["step"] > step)]
+    path.write_text("".join(line + "\n" for line in kept))
 
 
 def evaluate_held_out(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, name: str):
@@ -150,36 +224,44 @@ def evaluate_held_out(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, na
     return evaluate(model, tokenizer, recipe, rows, sampling, name, batch_size=cfg.eval.batch_size)
 
 
-def report_evaluation(out: Path, evaluations: list) -> None:
-    """The before/after table, OUT/eval.json, and OUT/plots/run.png (reward curve + held-out scores)."""
-    from kit.plots import plot_run
+def report_evaluation(out: Path, evaluations: list) -> str | None:
+    """The before/after table, OUT/eval.json, and the plots (reward curve + held-out scores, metrics)."""
+    from kit.plots import plot_metrics, plot_run
 
+    table = None
     if evaluations[0] is not None:
         from kit.evaluate import format_table, write_json
 
-        print(format_table(evaluations))
+        table = format_table(evaluations)
+        print(table)
         for earlier, later in zip(evaluations[1:], evaluations[2:]):
             change = 100 * (later.strict_accuracy - earlier.strict_accuracy)
             print(f"eval: held-out strict accuracy {later.name} vs {earlier.name}: {change:+.1f} points")
         write_json(out / "eval.json", evaluations)
-    plot = plot_run(out)
-    if plot:
-        print(f"plot: {plot}")
+    for plot in (plot_run(out), plot_metrics(out)):
+        if plot:
+            print(f"plot: {plot}")
+    return table
 
 
-def build_trainer(args, model, tokenizer, dataset, rewards: RewardBundle, out: Path):
+def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: RewardBundle, out: Path):
     from trl import GRPOTrainer
 
     from kit.metrics import MetricsFile
+    from kit.monitor import HealthCallback, HealthMonitor, SampleLogger
 
-    return GRPOTrainer(
+    samples = SampleLogger(out / "samples.jsonl", cfg.monitor.sample_every, cfg.monitor.samples, cfg.seed)
+    health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window), out / "diagnostics.jsonl")
+    trainer = GRPOTrainer(
         model=model,
         processing_class=tokenizer,
         reward_funcs=rewards.funcs,
         args=args,
         train_dataset=dataset,
-        callbacks=[MetricsFile(out / "metrics.jsonl")],
+        callbacks=[MetricsFile(out / "metrics.jsonl"), health] + ([samples] if cfg.monitor.samples else []),
     )
+    samples.trainer = trainer
+    return trainer
 
 
 def export_if_asked(cfg: RunConfig, merged_dir: Path | None) -> bool:
@@ -239,6 +321,7 @@ def print_summary(cfg: RunConfig, result: RunResult) -> None:
     print(f"  config:  {result.output_dir / 'run.yaml'}  (re-run: python -m kit train {cfg.recipe} --config "
           f"{result.output_dir / 'run.yaml'} --out NEW_DIR)")
     if (result.output_dir / "plots" / "run.png").exists():
-        print(f"  plot:    {result.output_dir / 'plots' / 'run.png'}")
+        print(f"  plots:   {result.output_dir / 'plots'}")
+    print(f"  report:  {result.output_dir / 'report.md'}")
     if result.merged_dir:
         print(f"  chat:    python -m kit chat {result.merged_dir} --recipe {cfg.recipe}")

@@ -40,7 +40,7 @@ def sft_args(cfg: RunConfig, out: Path):
     )
 
 
-def run_sft(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, args, out: Path) -> None:
+def run_sft(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, args, out: Path, stopper=None) -> None:
     from trl import SFTTrainer
 
     from kit.metrics import MetricsFile
@@ -48,5 +48,5 @@ def run_sft(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, args, out: P
     print(f"sft: {cfg.sft.max_steps} steps of {cfg.sft.per_device_train_batch_size} worked answers, "
           f"learning rate {cfg.sft.learning_rate:g}")
     trainer = SFTTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=sft_dataset(recipe, rows),
-                         callbacks=[MetricsFile(out / "metrics.jsonl", stage="sft")])
+                         callbacks=[MetricsFile(out / "metrics.jsonl", stage="sft")] + ([stopper] if stopper else []))
     trainer.train()

@@ -1,0 +1,146 @@
+"""Training you can watch: the guide's warning signs, checked every logged step and said in plain words.
+
+    HealthMonitor(beta=0.0).observe(step, logs) -> the diagnostics that start at this step
+
+Each diagnostic is printed once when it starts (again only if it clears and comes back), with the
+numbers that triggered it and what to change, and recorded in OUT/diagnostics.jsonl. A NaN or inf
+loss or gradient norm stops the run after saving a checkpoint. `SampleLogger` writes a few prompts,
+completions and their rewards every N steps to OUT/samples.jsonl and prints them compactly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections import deque
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from transformers import TrainerCallback
+
+from kit.rewards.text import completion_text
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    step: int
+    message: str
+
+
+class HealthMonitor:
+    """Pure logic: feed it TRL's logged metrics step by step; it says what started going wrong."""
+
+    def __init__(self, beta: float = 0.0, window: int = 20):
+        self.beta = beta
+        self.window = window
+        self.history: deque[dict] = deque(maxlen=window)
+        self.active: set[str] = set()
+        self.noted_beta = False
+
+    def observe(self, step: int, logs: dict) -> list[Diagnostic]:
+        if "reward" not in logs and "loss" not in logs:
+            return []
+        self.history.append(logs)
+        found = dict(self.checks(logs))
+        started = [Diagnostic(code, step, message) for code, message in found.items() if code not in self.active]
+        self.active = (self.active & {"beta_zero"}) | set(found)
+        if not self.noted_beta and self.beta == 0 and "loss" in logs:
+            self.noted_beta = True
+            self.active.add("beta_zero")
+            started.insert(0, Diagnostic("beta_zero", step, "note: beta = 0 (TRL's default): no reference model and "
+                                         "no KL term, so the loss sits near 0 by design. Watch reward and reward_std."))
+        return started
+
+    def checks(self, logs: dict):
+        recent = list(self.history)
+        last = recent[-5:]
+        loss, grad = logs.get("loss"), logs.get("grad_norm")
+        for name, value in (("loss", loss), ("grad_norm", grad)):
+            if isinstance(value, (int, float)) and not math.isfinite(value):
+                yield "not_finite", (f"{name} is {value}: training diverged. The run stops after saving a checkpoint; "
+                                     "lower the learning rate or max_grad_norm and resume from an earlier checkpoint.")
+        if len(last) == 5 and all("reward_std" in m for m in last):
+            std = _mean(m["reward_std"] for m in last)
+            zero = _mean(m.get("frac_reward_zero_std", 0.0) for m in last)
+            if std < 0.05 or zero > 0.8:
+                yield "no_signal", (f"no learning signal: reward_std {std:.3f}, {zero:.0%} of prompts with identical "
+                                    "rewards over the last 5 steps. GRPO learns from differences within a group: raise "
+                                    "num_generations, give partial credit, or start from a warm start (stages: [sft, grpo]).")
+        kl = logs.get("kl")
+        if self.beta > 0 and isinstance(kl, (int, float)) and kl > 0.5:
+            yield "kl_high", f"KL {kl:.2f} > 0.5: the policy is drifting from the reference; lower the learning rate."
+        if len(recent) == self.window and all("reward" in m for m in recent):
+            half = self.window // 2
+            early, late = _mean(m["reward"] for m in recent[:half]), _mean(m["reward"] for m in recent[half:])
+            spread = max(m["reward"] for m in recent) - min(m["reward"] for m in recent)
+            if abs(late - early) < 0.01 and spread < 0.05:
+                yield "reward_flat", (f"reward flat over {self.window} steps ({early:.3f} -> {late:.3f}): "
+                                      "check the samples; try a higher learning rate or softer rewards.")
+        if len(last) >= 3 and all(m.get("completions/clipped_ratio", 0.0) > 0.9 for m in last[-3:]):
+            ratio = last[-1]["completions/clipped_ratio"]
+            yield "clipped", (f"{ratio:.0%} of completions hit max_completion_length: they are cut off before they "
+                              "finish; raise grpo.max_completion_length.")
+        for name in _reward_names(logs):
+            means = [m.get(f"rewards/{name}/mean") for m in last]
+            stds = [m.get(f"rewards/{name}/std") for m in last]
+            if len(last) == 5 and None not in means and None not in stds and max(stds) < 1e-6:
+                level = "minimum" if means[-1] <= 0 else "maximum" if means[-1] >= 1 else None
+                if level:
+                    yield f"stuck:{name}", (f"reward {name} stuck at its {level} ({means[-1]:g}) for 5 steps: it gives "
+                                            "no signal; soften it, reweight it, or drop it.")
+
+
+def _mean(values) -> float:
+    values = list(values)
+    return sum(values) / len(values)
+
+
+def _reward_names(logs: dict) -> list[str]:
+    return [key[len("rewards/"):-len("/mean")] for key in logs if key.startswith("rewards/") and key.endswith("/mean")]
+
+
+class HealthCallback(TrainerCallback):
+    def __init__(self, monitor: HealthMonitor, path: Path):
+        self.monitor, self.path = monitor, Path(path)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not state.is_world_process_zero or not logs:
+            return
+        for diagnostic in self.monitor.observe(state.global_step, logs):
+            print(f"health (step {diagnostic.step}): {diagnostic.message}")
+            with self.path.open("a") as f:
+                f.write(json.dumps(asdict(diagnostic)) + "\n")
+            if diagnostic.code == "not_finite":
+                control.should_save = True
+                control.should_training_stop = True
+
+
+class SampleLogger(TrainerCallback):
+    """Every `every` steps: a few of the latest completions with each reward, to samples.jsonl and the console."""
+
+    def __init__(self, path: Path, every: int = 10, count: int = 3, seed: int = 0):
+        self.path, self.every, self.count = Path(path), every, count
+        self.rng = random.Random(seed)
+        self.trainer = None  # set after the trainer is built: the samples live in its last generation batch
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if self.trainer is None or not state.is_world_process_zero or "reward" not in (logs or {}):
+            return
+        if state.global_step % self.every and state.global_step != 1:
+            return
+        recorded = self.trainer._logs  # TRL keeps the latest generation batch here for log_completions
+        total = len(recorded["completion"])
+        if not total:
+            return
+        picks = sorted(self.rng.sample(range(total), min(self.count, total)))
+        with self.path.open("a") as f:
+            for i in picks:
+                sample = {"step": state.global_step, "prompt": completion_text(recorded["prompt"][i]),
+                          "completion": completion_text(recorded["completion"][i]),
+                          "rewards": {name: values[i] for name, values in recorded["rewards"].items()}}
+                f.write(json.dumps(sample) + "\n")
+                rewards = " ".join(f"{n}={v:.2g}" for n, v in sample["rewards"].items())
+                text = " ".join(sample["completion"].split())
+                print(f"sample (step {state.global_step}): {text[:90]!r}  {rewards}")

@@ -1,0 +1,54 @@
+"""OUT/report.md: one page that says what the run did, what it saw, and how it ended.
+
+Config and versions (run.yaml), timings, the health diagnostics raised, the plots, sample completions
+from early and late in training, and the held-out table when there is one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def write_report(out: Path, timings: dict[str, float], eval_table: str | None) -> Path:
+    out = Path(out)
+    sections = [f"# Run report: {out.name}", "", "## Timings", ""]
+    sections += [f"- {name}: {seconds:.1f} s" for name, seconds in timings.items()]
+    sections += ["", "## Held-out evaluation", "", f"```\n{eval_table}\n```" if eval_table else "not run (eval.n = 0)"]
+    sections += ["", "## Health diagnostics", ""] + diagnostics_lines(out)
+    sections += ["", "## Plots", ""] + [f"![{p.stem}](plots/{p.name})" for p in sorted((out / "plots").glob("*.png"))]
+    sections += ["", "## Sample completions", ""] + sample_lines(out)
+    sections += ["", "## Config and versions (run.yaml)", "", "```yaml", (out / "run.yaml").read_text().rstrip(), "```", ""]
+    path = out / "report.md"
+    path.write_text("\n".join(sections))
+    return path
+
+
+def diagnostics_lines(out: Path) -> list[str]:
+    path = out / "diagnostics.jsonl"
+    if not path.exists():
+        return ["none raised"]
+    return [f"- step {d['step']}: {d['message']}" for d in map(json.loads, path.read_text().splitlines())]
+
+
+def sample_lines(out: Path) -> list[str]:
+    path = out / "samples.jsonl"
+    if not path.exists():
+        return ["none recorded"]
+    samples = [json.loads(line) for line in path.read_text().splitlines()]
+    steps = sorted({s["step"] for s in samples})
+    lines = []
+    for step, label in ((steps[0], "early"), (steps[-1], "late")):
+        lines += [f"### {label}: step {step}", ""]
+        for s in (s for s in samples if s["step"] == step):
+            rewards = ", ".join(f"{k} {v:.2g}" for k, v in s["rewards"].items() if v is not None)
+            lines += [f"- prompt: `{_short(s['prompt'])}`", f"  completion: `{_short(s['completion'])}`", f"  rewards: {rewards}"]
+        lines.append("")
+        if steps[0] == steps[-1]:
+            break
+    return lines
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split()).replace("`", "'")
+    return text if len(text) <= limit else text[:limit] + "..."

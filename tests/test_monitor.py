@@ -1,0 +1,63 @@
+"""Each health diagnostic fires on a metrics stream built to trigger it, and a healthy stream stays quiet."""
+
+import math
+
+import pytest
+
+from kit.monitor import HealthMonitor
+
+
+def healthy(step: int) -> dict:
+    """Rising reward with spread, nothing clipped, both rewards varying."""
+    return {"loss": 1e-3, "grad_norm": 0.5, "reward": 0.2 + 0.02 * step, "reward_std": 0.4,
+            "frac_reward_zero_std": 0.1, "completions/clipped_ratio": 0.1, "kl": 0.05,
+            "rewards/correct/mean": 0.1 + 0.02 * step, "rewards/correct/std": 0.4,
+            "rewards/format/mean": 0.5, "rewards/format/std": 0.3}
+
+
+def run(stream, beta=0.04, window=20):
+    monitor = HealthMonitor(beta=beta, window=window)
+    codes = []
+    for step, logs in enumerate(stream, 1):
+        codes += [(d.code, d.step) for d in monitor.observe(step, logs)]
+    return codes
+
+
+def test_healthy_stream_is_quiet():
+    assert run([healthy(s) for s in range(40)]) == []
+
+
+def test_beta_zero_is_explained_once_not_alarmed():
+    codes = run([healthy(s) for s in range(40)], beta=0.0)
+    assert codes == [("beta_zero", 1)]
+
+
+@pytest.mark.parametrize("code, change", [
+    ("no_signal", {"reward_std": 0.01}),
+    ("no_signal", {"frac_reward_zero_std": 0.95}),
+    ("kl_high", {"kl": 0.8}),
+    ("clipped", {"completions/clipped_ratio": 0.97}),
+    ("stuck:correct", {"rewards/correct/mean": 0.0, "rewards/correct/std": 0.0}),
+    ("stuck:format", {"rewards/format/mean": 1.0, "rewards/format/std": 0.0}),
+])
+def test_each_diagnostic_fires_once_when_it_starts(code, change):
+    stream = [healthy(s) for s in range(10)] + [{**healthy(s), **change} for s in range(10, 30)]
+    fired = [c for c in run(stream) if c[0] == code]
+    assert len(fired) == 1 and fired[0][1] > 10  # after the change, printed once, not every step
+
+
+def test_flat_reward_over_the_window():
+    stream = [{**healthy(0), "reward": 0.5 + 0.001 * (s % 2)} for s in range(30)]
+    assert ("reward_flat", 20) in run(stream)
+
+
+@pytest.mark.parametrize("key, value", [("loss", math.nan), ("grad_norm", math.inf)])
+def test_not_finite(key, value):
+    stream = [healthy(s) for s in range(5)] + [{**healthy(5), key: value}]
+    assert run(stream) == [("not_finite", 6)]
+
+
+def test_diagnostic_fires_again_after_it_clears():
+    bad = {"completions/clipped_ratio": 0.99}
+    stream = [{**healthy(s), **bad} for s in range(5)] + [healthy(s) for s in range(5)] + [{**healthy(s), **bad} for s in range(5)]
+    assert [c for c in run(stream) if c[0] == "clipped"] == [("clipped", 3), ("clipped", 13)]
