@@ -8,7 +8,9 @@ Output layout (stable, other tools read it):
     OUT/eval.json       held-out scores before and after training (eval.n prompts; 0 turns it off)
     OUT/adapter/        the LoRA adapter + tokenizer
     OUT/merged/         the adapter merged into 16-bit weights; loads with plain transformers
-    OUT/checkpoints/    trainer checkpoints every grpo.save_steps
+    OUT/checkpoints/    trainer checkpoints every grpo.save_steps (and on Ctrl-C / SIGTERM; --resume continues)
+    OUT/report.md       timings, eval table, health diagnostics, plots, samples, config
+    OUT/plots/          run.png, metrics.png;  OUT/samples.jsonl, OUT/diagnostics.jsonl
 """
 
 from __future__ import annotations
@@ -97,17 +99,12 @@ def grpo_args(cfg: RunConfig, out: Path, rewards: RewardBundle):
 
 def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> RunResult:
     """Load -> prepare -> train each stage (evaluating after it) -> save, each a step of its own."""
-    from kit.interrupt import GracefulStop, latest_checkpoint, stop_on_signals
-
     rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
     rows = load_rows(recipe, cfg.data, rewards)  # config and data errors surface before anything is written
     held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
     out = output_path(cfg, recipe, resume)
     stage_args = build_stage_args(cfg, recipe, rows, rewards, out)
-    checkpoint = latest_checkpoint(out / "checkpoints") if resume else None
-    if resume and checkpoint is None:
-        raise KitError(f"cannot resume: no GRPO checkpoint in {out / 'checkpoints'} (checkpoints are saved every "
-                       "grpo.save_steps and when a run is interrupted)")
+    checkpoint = resume_point(out) if resume else None
     out.mkdir(parents=True, exist_ok=True)
     if not resume:
         write_run_file(out, cfg)
@@ -115,24 +112,16 @@ def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> RunRes
     model, tokenizer = loader.load_model(cfg.model, cfg.seed)
     dataset = drop_long_prompts(rows, tokenizer, cfg.data.max_prompt_length)
     timings = {"load": seconds_since_start()}
-    evaluations = earlier_evaluations(out) if resume else [evaluate_held_out(cfg, recipe, model, tokenizer, held_out, "before")]
+    evaluate = lambda name: evaluate_held_out(cfg, recipe, model, tokenizer, held_out, name)  # noqa: E731
+    evaluations = earlier_evaluations(out) if resume else [evaluate("before")]
+    save_partial_evaluations(out, evaluations)  # kept for a resumed run's before/after table
     # a resumed run continues GRPO from its checkpoint, which holds everything trained before it
-    stages = ["grpo"] if resume else cfg.stages
-    if resume:
-        print(f"resume: continuing GRPO from {checkpoint}")
-        drop_metrics_after(out / "metrics.jsonl", int(checkpoint.name.split("-")[-1]))
-    with stop_on_signals(GracefulStop()) as stopper:
-        for stage in stages:
-            started = time.perf_counter()
-            train_stage(stage, cfg, recipe, model, tokenizer, dataset, rewards, stage_args[stage], out, stopper,
-                        checkpoint)
-            timings[f"{stage} training"] = time.perf_counter() - started
-            if stopper.requested:
-                save_partial_evaluations(out, evaluations)
-                raise Interrupted(out, latest_checkpoint(out / "checkpoints"), cfg)
-            name = "after" if len(cfg.stages) == 1 else f"after {stage}"
-            evaluations.append(evaluate_held_out(cfg, recipe, model, tokenizer, held_out, name))
-            save_partial_evaluations(out, evaluations)
+    for stage in ["grpo"] if resume else cfg.stages:
+        started = time.perf_counter()
+        train_stage(stage, cfg, recipe, model, tokenizer, dataset, rewards, stage_args[stage], out, checkpoint)
+        timings[f"{stage} training"] = time.perf_counter() - started
+        evaluations.append(evaluate("after" if len(cfg.stages) == 1 else f"after {stage}"))
+        save_partial_evaluations(out, evaluations)
     table = report_evaluation(out, evaluations)
     started = time.perf_counter()
     adapter_dir, merged_dir = save_outputs(cfg, model, tokenizer, out)
@@ -172,15 +161,34 @@ class Interrupted(KitError):
 
 
 def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards, args, out: Path,
-                stopper, checkpoint: Path | None = None):
-    if stage == "sft":
-        from kit.sft import run_sft
+                checkpoint: Path | None = None):
+    """One stage; Ctrl-C / SIGTERM inside it saves a checkpoint and raises Interrupted."""
+    from kit.interrupt import GracefulStop, latest_checkpoint, stop_on_signals
 
-        run_sft(cfg, recipe, model, tokenizer, dataset, args, out, stopper)
-    else:
-        trainer = build_trainer(cfg, args, model, tokenizer, dataset, rewards, out)
-        trainer.add_callback(stopper)
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    with stop_on_signals(GracefulStop()) as stopper:
+        if stage == "sft":
+            from kit.sft import run_sft
+
+            run_sft(cfg, recipe, model, tokenizer, dataset, args, out, stopper)
+        else:
+            trainer = build_trainer(cfg, args, model, tokenizer, dataset, rewards, out)
+            trainer.add_callback(stopper)
+            trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    if stopper.requested:
+        raise Interrupted(out, latest_checkpoint(out / "checkpoints"), cfg)
+
+
+def resume_point(out: Path) -> Path:
+    """The latest GRPO checkpoint of an interrupted run; its later metrics will be logged again."""
+    from kit.interrupt import latest_checkpoint
+
+    checkpoint = latest_checkpoint(out / "checkpoints")
+    if checkpoint is None:
+        raise KitError(f"cannot resume: no GRPO checkpoint in {out / 'checkpoints'} (checkpoints are saved every "
+                       "grpo.save_steps and when a run is interrupted)")
+    print(f"resume: continuing GRPO from {checkpoint}")
+    drop_metrics_after(out / "metrics.jsonl", int(checkpoint.name.split("-")[-1]))
+    return checkpoint
 
 
 def earlier_evaluations(out: Path) -> list:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,21 @@ def tiny_tokenizer(tiny_model):
 def chat(text: str) -> list[dict]:
     """A completion as TRL hands it over for conversational datasets."""
     return [{"role": "assistant", "content": text}]
+
+
+# A user recipe written as a file: its reward varies between completions (so GRPO's gradients are
+# non-zero) and it ships no sample data and no sft_target.
+COUNT_RECIPE = textwrap.dedent(
+    """
+    from datasets import Dataset
+    from kit.recipe import RewardBundle
+
+    def digits(completions, **kwargs):
+        return [sum(ch.isdigit() for ch in c[-1]["content"]) / 10 for c in completions]
+
+    def prepare(split, source):
+        return Dataset.from_list([{"prompt": [{"role": "user", "content": f"Count to {i}"}]} for i in range(32)])
+
+    REWARDS = RewardBundle((digits, 1.0))
+    """
+)

@@ -5,37 +5,23 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
 from safetensors.torch import load_file
 
 from kit.metrics import read_metrics
-from tests.conftest import REPO
+from tests.conftest import COUNT_RECIPE, REPO
 
 pytestmark = pytest.mark.slow
 
-RECIPE = textwrap.dedent(
-    """
-    from datasets import Dataset
-    from kit.recipe import RewardBundle
-
-    def digits(completions, **kwargs):
-        return [sum(ch.isdigit() for ch in c[-1]["content"]) / 10 for c in completions]
-
-    def prepare(split, source):
-        return Dataset.from_list([{"prompt": [{"role": "user", "content": f"Count to {i}"}]} for i in range(32)])
-
-    REWARDS = RewardBundle((digits, 1.0))
-    """
-)
 STEPS = 12
 
 
 def start(recipe, out, *extra):
     command = [sys.executable, "-m", "kit", "train", str(recipe), "--profile", "smoke", "--out", str(out),
-               f"grpo.max_steps={STEPS}", "grpo.save_steps=2", "grpo.learning_rate=0.01", "eval.n=0", *extra]
+               f"grpo.max_steps={STEPS}", "grpo.save_steps=2", "grpo.learning_rate=0.01", "eval.n=4",
+               "data.path=null", "eval.split=test", *extra]
     return subprocess.Popen(command, cwd=REPO, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
 
@@ -53,7 +39,7 @@ def wait_for_step(out, step, process, timeout=300):
 
 def test_sigterm_saves_and_resume_finishes(tmp_path):
     recipe = tmp_path / "count.py"
-    recipe.write_text(RECIPE)
+    recipe.write_text(COUNT_RECIPE)
     out = tmp_path / "run"
     process = start(recipe, out)
     wait_for_step(out, 3, process)
@@ -76,3 +62,6 @@ def test_sigterm_saves_and_resume_finishes(tmp_path):
     assert any(not final[k].equal(interrupted[k]) for k in final), "resumed training did not change the adapter"
     assert json.loads((out / "checkpoints" / f"checkpoint-{STEPS}" / "trainer_state.json").read_text())["global_step"] == STEPS
     assert len(list((out / "checkpoints").glob("checkpoint-*"))) <= 2  # grpo.save_total_limit
+    names = [r["name"] for r in json.loads((out / "eval.json").read_text())["results"]]
+    assert names == ["before", "after"], "the resumed run keeps the first run's 'before' evaluation"
+    assert (out / "report.md").exists()

@@ -11,7 +11,7 @@ import yaml
 
 from kit.config import build_config, read_yaml
 from kit.metrics import read_metrics
-from tests.conftest import REPO
+from tests.conftest import COUNT_RECIPE, REPO
 
 pytestmark = pytest.mark.slow
 
@@ -96,28 +96,11 @@ def test_4bit_training_merges_into_16bit_weights(tmp_path):
     assert generated["new_tokens"] > 0 and not generated["quantized"] and generated["dtype"] == "torch.bfloat16"
 
 
-USER_RECIPE = textwrap.dedent(
-    """
-    from datasets import Dataset
-    from kit.recipe import RewardBundle
-
-    def digits(completions, **kwargs):
-        # varies between completions, so GRPO's advantages and gradients are non-zero
-        return [sum(ch.isdigit() for ch in c[-1]["content"]) / 10 for c in completions]
-
-    def prepare(split, source):
-        return Dataset.from_list([{"prompt": [{"role": "user", "content": f"Count to {i}"}]} for i in range(16)])
-
-    REWARDS = RewardBundle((digits, 1.0))
-    """
-)
-
-
 def test_user_recipe_file_trains_and_changes_the_weights(tmp_path, tiny_model):
     from safetensors.torch import load_file
 
     recipe = tmp_path / "count.py"
-    recipe.write_text(USER_RECIPE)
+    recipe.write_text(COUNT_RECIPE)
     out = tmp_path / "run"
     result = kit("train", str(recipe), "--profile", "smoke", "--out", str(out), "grpo.learning_rate=0.05", "--steps", "3")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -179,7 +162,7 @@ def test_multi_stage_sft_then_grpo(tmp_path):
 
 def test_sft_stage_needs_a_worked_answer(tmp_path):
     recipe = tmp_path / "count.py"
-    recipe.write_text(USER_RECIPE)
+    recipe.write_text(COUNT_RECIPE)
     out = tmp_path / "never"
     result = kit("train", str(recipe), "--profile", "smoke", "--out", str(out), "stages=[sft,grpo]")
     assert result.returncode == 2 and "defines no sft_target(row)" in result.stderr and not out.exists()
