@@ -139,7 +139,7 @@ def eval_command(args: argparse.Namespace) -> int:
 
     from kit.config import DataConfig
     from kit.data import load_rows
-    from kit.evaluate import compare, format_table, run_context, write_json
+    from kit.evaluate import compare, evaluate, format_table, run_context, write_json
     from kit.generate import Sampling
     from kit.inference import load_for_inference
     from kit.recipe import load_recipe
@@ -154,8 +154,8 @@ def eval_command(args: argparse.Namespace) -> int:
     print(f"eval: {len(rows)} prompts from {data or 'the hub'} ({args.split}), up to {tokens} new tokens, greedy")
     results = []
     if args.baseline:
-        results += compare(recipe, rows, load_for_inference(args.baseline), sampling, names=("", "baseline"))
-        results[-1].name = "baseline"
+        baseline = load_for_inference(args.baseline)
+        results.append(evaluate(baseline.model, baseline.tokenizer, recipe, rows, sampling, "baseline"))
     results += compare(recipe, rows, load_for_inference(args.model, args.adapter), sampling)
     print(format_table(results))
     source = Path(args.adapter or args.model or ".")

@@ -75,8 +75,10 @@ def test_smoke_train_cli_end_to_end(tmp_path):
     assert evaluated.returncode == 0, evaluated.stderr[-3000:]
     assert "base" in evaluated.stdout and "trained" in evaluated.stdout and "from sample (test)" in evaluated.stdout
     assert [r["name"] for r in json.loads((tmp_path / "e.json").read_text())["results"]] == ["base", "trained"]
-    merged = kit("eval", "gsm8k", "--model", str(out / "merged"), "--n", "8")
-    assert merged.returncode == 0 and (out / "eval-merged-test.json").exists()
+    merged = kit("eval", "gsm8k", "--model", str(out / "merged"), "--baseline", "kit:tiny-llama", "--n", "8")
+    assert merged.returncode == 0, merged.stderr[-3000:]
+    saved = json.loads((out / "eval-merged-test.json").read_text())["results"]
+    assert [r["name"] for r in saved] == ["baseline", "model"] and all(r["n"] == 8 for r in saved)
     assert [r["name"] for r in json.loads((out / "eval.json").read_text())["results"]] == ["before", "after"]
 
     chat = subprocess.run([sys.executable, "-m", "kit", "chat", str(out / "merged"), "--max-new-tokens", "8"],
