@@ -95,11 +95,10 @@ def write_modelfile(model_dir: Path, gguf: Path, out_dir: Path) -> Path:
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     try:
         generation = GenerationConfig.from_pretrained(model_dir)
-    except OSError:
+    except OSError:  # no generation_config.json: the tokenizer's EOS alone
         generation = None
-    holder = type("Holder", (), {"generation_config": generation})()
     path = out_dir / "Modelfile"
-    path.write_text(modelfile_text(gguf.name, tokenizer, eos_ids(holder, tokenizer)))
+    path.write_text(modelfile_text(gguf.name, tokenizer, eos_ids(generation, tokenizer)))
     return path
 
 

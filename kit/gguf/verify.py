@@ -65,7 +65,7 @@ class Reference:
 
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=reference_dtype(model_dir)).eval()
-        self.eos_ids = eos_ids(self.model, self.tokenizer)
+        self.eos_ids = eos_ids(self.model.generation_config, self.tokenizer)
         self.texts = SAMPLE_TEXTS + chat_texts(self.tokenizer)
         self.prompts = [self.prompt_ids(p) for p in PROMPTS]
         with torch.no_grad():
@@ -96,8 +96,9 @@ def reference_dtype(model_dir: Path):
     return torch.float32 if 2 * weight_bytes < psutil.virtual_memory().available / 2 else "auto"
 
 
-def eos_ids(model, tokenizer) -> list[int]:
-    ids = model.generation_config.eos_token_id if model.generation_config else None
+def eos_ids(generation_config, tokenizer) -> list[int]:
+    """Every token that ends a turn: the generation config's (often several) and the tokenizer's."""
+    ids = generation_config.eos_token_id if generation_config else None
     ids = [ids] if isinstance(ids, int) else list(ids or [])
     if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in ids:
         ids.insert(0, tokenizer.eos_token_id)
