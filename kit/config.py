@@ -306,10 +306,6 @@ def _did_you_mean(loc: tuple) -> str:
     return f" (did you mean '{close[0]}'?)" if close else f"; valid keys: {', '.join(section.model_fields)}"
 
 
-def to_yaml(cfg: RunConfig) -> str:
-    return yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False)
-
-
 def resolve_profile(requested: str, gpu: bool) -> str:
     if requested == "auto":
         return FULL if gpu else SMOKE

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
-import shutil
 import sys
 from functools import cache
 
@@ -49,8 +48,3 @@ def package_versions() -> dict[str, str]:
     versions["kit"] = __version__
     versions["gpu"] = gpu_name() or "none"
     return versions
-
-
-def nvidia_driver_present() -> bool:
-    """True where an NVIDIA driver is installed, before torch is (used by the install script's twin)."""
-    return shutil.which("nvidia-smi") is not None

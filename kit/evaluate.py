@@ -62,7 +62,7 @@ def evaluate(model, tokenizer, recipe: Recipe, rows, sampling: Sampling, name: s
 
 def score(recipe: Recipe, rows, texts: list[str], tokenizer, name: str) -> EvalResult:
     scoring = recipe.scoring or default_scoring(recipe)
-    records = [dict(zip(rows.column_names, values)) for values in zip(*(rows[c] for c in rows.column_names))]
+    records = rows.to_list()
     columns = {c: list(rows[c]) for c in rows.column_names if c != "prompt"}
     completions = [[{"role": "assistant", "content": t}] for t in texts]
     rewards = {}
