@@ -25,6 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--profile", choices=["auto", "smoke", "full"], help="smoke: tiny model + sample data")
     train.add_argument("--data", help="local .jsonl/.csv/.parquet file, or 'sample' (sets data.path)")
     train.add_argument("--resume", action="store_true", help="continue the interrupted run in --out from its latest checkpoint")
+    train.add_argument("--gpu", help="plan memory for this GPU (T4, L4, A100-40GB, 16GB ...; default: the GPU here)")
+    train.add_argument("--skip-plan", action="store_true", help="train even when the memory plan says it will not fit")
     train.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.beta=0.04")
 
     export = commands.add_parser("export", help="convert a merged model to GGUF, quantize, verify in llama.cpp")
@@ -52,6 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--system", help="a system prompt of your own instead")
     chat.add_argument("--max-new-tokens", type=int, default=256)
     chat.add_argument("--temperature", type=float, default=0.0)
+
+    plan = commands.add_parser("plan", help="estimate GPU memory before loading: breakdown, verdict, what fits")
+    plan.add_argument("recipe", help="recipe name, dotted module path, or .py file")
+    plan.add_argument("--model", help="hub id or local folder; only its config.json is read")
+    plan.add_argument("--gpu", help="T4, L4, A10G, RTX4090, A100-40GB, H100 ... or a size such as 16GB "
+                      "(default: the GPU here, else T4)")
+    plan.add_argument("--config", help="YAML file of settings, as for train")
+    plan.add_argument("--stack", choices=["unsloth", "trl"], default="unsloth",
+                      help="trl: what plain TRL + FlashAttention 2 would need, for comparison")
+    plan.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.num_generations=16")
 
     rewards = commands.add_parser("rewards", help="work with a recipe's reward functions")
     rewards_commands = rewards.add_subparsers(dest="rewards_command", required=True)
@@ -94,16 +106,51 @@ def train_command(args: argparse.Namespace) -> int:
     cfg = resolve_config(
         recipe.defaults, file_layer, cli_layer(args), gpu=has_gpu(), recipe_has_sample=recipe.write_sample is not None
     )
-    from kit.runner import run_training
+    from kit.plan.check import check_before_training
 
-    from kit.runner import Interrupted
+    plan = check_before_training(cfg, args.gpu, args.skip_plan)
+    from kit.runner import Interrupted, run_training
 
     try:
-        result = run_training(cfg, recipe, resume=args.resume)
+        result = run_training(cfg, recipe, resume=args.resume, plan=plan)
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return 130
     return 0 if result.gguf_verified else 1
+
+
+def plan_command(args: argparse.Namespace) -> int:
+    from kit.config import read_yaml, resolve_config
+    from kit.plan.gpus import GPUS
+    from kit.plan.check import target_gpu
+    from kit.plan.planner import NO_FIT, describe, make_plan
+    from kit.plan.shapes import read_shape
+    from kit.recipe import load_recipe
+
+    recipe = load_recipe(args.recipe)
+    layer = deep_merge_cli(args)
+    cfg = resolve_config(recipe.defaults, read_yaml(args.config) if args.config else {}, layer, gpu=True,
+                         recipe_has_sample=recipe.write_sample is not None)
+    shape = read_shape(cfg.model.name)
+    target = target_gpu(args.gpu)
+    if target is None:
+        print("no GPU here and no --gpu: planning for a T4 (Colab / Kaggle free tier)\n")
+        target = ("T4", GPUS["T4"])
+    plan = make_plan(cfg, shape, *target, stack=args.stack)
+    print(describe(plan))
+    others = [f"{name} {make_plan(cfg, shape, name, gib, args.stack).verdict}" for name, gib in GPUS.items()]
+    print(f"\nother GPUs: {', '.join(others)}")
+    return 1 if plan.verdict == NO_FIT else 0
+
+
+def deep_merge_cli(args: argparse.Namespace) -> dict:
+    """The plan command's CLI layer: the train command's, for the flags plan shares with it."""
+    from kit.config import deep_merge, parse_overrides
+
+    layer: dict = {"recipe": args.recipe}
+    if args.model:
+        layer["model"] = {"name": args.model}
+    return deep_merge(layer, parse_overrides(args.overrides))
 
 
 def export_command(args: argparse.Namespace) -> int:
@@ -180,12 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [item for item in rest if item.startswith("-") or "=" not in item]
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    if rest and args.command != "train":
+    if rest and args.command not in ("train", "plan"):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.overrides = [*getattr(args, "overrides", []), *rest]
     try:
         commands = {"train": train_command, "export": export_command, "rewards": rewards_command,
-                    "eval": eval_command, "chat": chat_command}
+                    "eval": eval_command, "chat": chat_command, "plan": plan_command}
         return commands[args.command](args)
     except KitError as err:
         print(f"error: {err}", file=sys.stderr)

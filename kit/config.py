@@ -266,7 +266,8 @@ def read_yaml(path: str | Path) -> dict:
         raise KitError(f"config file {path} is not valid YAML: {err}") from None
     if not isinstance(data, dict):
         raise KitError(f"config file {path} must hold a mapping of settings, not {type(data).__name__}")
-    data.pop("versions", None)  # a run.yaml records them; they are not settings
+    data.pop("versions", None)  # a run.yaml records these two; they are not settings
+    data.pop("memory", None)
     return data
 
 

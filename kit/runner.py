@@ -97,7 +97,7 @@ def grpo_args(cfg: RunConfig, out: Path, rewards: RewardBundle):
     )
 
 
-def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> RunResult:
+def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False, plan=None) -> RunResult:
     """Load -> prepare -> train each stage (evaluating after it) -> save, each a step of its own."""
     rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
     rows = load_rows(recipe, cfg.data, rewards)  # config and data errors surface before anything is written
@@ -118,7 +118,7 @@ def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> RunRes
     # a resumed run continues GRPO from its checkpoint, which holds everything trained before it
     for stage in ["grpo"] if resume else cfg.stages:
         started = time.perf_counter()
-        train_stage(stage, cfg, recipe, model, tokenizer, dataset, rewards, stage_args[stage], out, checkpoint)
+        train_stage(stage, cfg, recipe, model, tokenizer, dataset, rewards, stage_args[stage], out, checkpoint, plan)
         timings[f"{stage} training"] = time.perf_counter() - started
         evaluations.append(evaluate("after" if len(cfg.stages) == 1 else f"after {stage}"))
         save_partial_evaluations(out, evaluations)
@@ -161,9 +161,13 @@ class Interrupted(KitError):
 
 
 def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards, args, out: Path,
-                checkpoint: Path | None = None):
-    """One stage; Ctrl-C / SIGTERM inside it saves a checkpoint and raises Interrupted."""
+                checkpoint: Path | None = None, plan=None):
+    """One stage; Ctrl-C / SIGTERM inside it saves a checkpoint and raises Interrupted.
+
+    GRPO's first steps also record the GPU's real peak memory next to the plan's estimate in run.yaml.
+    """
     from kit.interrupt import GracefulStop, latest_checkpoint, stop_on_signals
+    from kit.plan.record import MemoryRecorder
 
     with stop_on_signals(GracefulStop()) as stopper:
         if stage == "sft":
@@ -173,6 +177,7 @@ def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, da
         else:
             trainer = build_trainer(cfg, args, model, tokenizer, dataset, rewards, out)
             trainer.add_callback(stopper)
+            trainer.add_callback(MemoryRecorder(out / "run.yaml", plan))
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     if stopper.requested:
         raise Interrupted(out, latest_checkpoint(out / "checkpoints"), cfg)

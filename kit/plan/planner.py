@@ -1,0 +1,198 @@
+"""Whether a run fits a GPU, before anything is loaded, and the largest settings that would.
+
+    python -m kit plan gsm8k --model unsloth/Qwen2.5-1.5B-Instruct --gpu T4
+
+With vLLM, memory splits in two: vLLM takes gpu_memory_utilization x the GPU up front (the weights it
+shares with training, its activations, and KV cache in all that is left), and training gets the rest.
+Both halves must fit, so a plan checks both and proposes a utilization that leaves each enough.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from kit.config import RunConfig
+from kit.plan.memory import Estimate, Stack, estimate_memory, kv_cache_bytes_per_token, sequence_length
+from kit.plan.gpus import GIB
+from kit.plan.shapes import ModelShape
+
+FITS, TIGHT, NO_FIT = "fits", "tight", "does not fit"
+HEADROOM = 0.9  # below 90% of the GPU: fits; the estimate is good to about +-25% on published setups
+CLEAR_MISS = 1.1  # above 110%: clearly does not fit, and `kit train` refuses it
+VLLM_TERMS = ("CUDA context", "weights", "vLLM weights (second copy)", "vLLM activations", "vLLM KV cache (minimum)")
+
+
+@dataclass
+class Plan:
+    cfg: RunConfig
+    shape: ModelShape
+    gpu: str
+    gpu_gib: float
+    estimate: Estimate
+    peak_gib: float  # predicted peak on this GPU with these settings
+    problems: list[str] = field(default_factory=list)
+    proposals: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        if self.problems or self.peak_gib > CLEAR_MISS * self.gpu_gib:
+            return NO_FIT
+        return FITS if self.peak_gib <= HEADROOM * self.gpu_gib else TIGHT
+
+    @property
+    def refused(self) -> bool:
+        return self.verdict == NO_FIT
+
+
+def vllm_share_needed(estimate: Estimate) -> float:
+    """What vLLM's share must hold before it can start: everything it owns plus one sequence of cache."""
+    return sum(t.gib for t in estimate.terms if t.name in VLLM_TERMS)
+
+
+def training_beyond_vllm(estimate: Estimate) -> float:
+    """What training needs outside vLLM's share: its trainable state and its larger phase."""
+    static = sum(t.gib for t in estimate.terms if t.phase == "static" and t.name not in VLLM_TERMS)
+    return static + max(estimate.total("generation"), estimate.total("training"))
+
+
+def peak_on_gpu(cfg: RunConfig, estimate: Estimate, gpu_gib: float) -> float:
+    if not cfg.model.fast_inference:
+        return estimate.peak_gib
+    share = cfg.model.gpu_memory_utilization * gpu_gib
+    return max(share, vllm_share_needed(estimate)) + training_beyond_vllm(estimate)
+
+
+def make_plan(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: Stack = "unsloth") -> Plan:
+    estimate = estimate_memory(cfg, shape, stack)
+    plan = Plan(cfg, shape, gpu, gpu_gib, estimate, peak_on_gpu(cfg, estimate, gpu_gib))
+    if cfg.model.fast_inference:
+        plan.problems += vllm_share_problems(cfg, shape, estimate, gpu_gib)
+    plan.proposals = proposals(cfg, shape, gpu_gib, stack)
+    return plan
+
+
+def round_up(value: float, step: float = 0.05) -> float:
+    return round(math.ceil(value / step - 1e-9) * step, 2)
+
+
+def vllm_share_problems(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float) -> list[str]:
+    util = cfg.model.gpu_memory_utilization
+    share, needed, rest = util * gpu_gib, vllm_share_needed(estimate), training_beyond_vllm(estimate)
+    problems = []
+    if share < needed:
+        problems.append(f"vLLM's share ({util:.2f} x {gpu_gib:.1f} = {share:.1f} GiB) cannot hold the weights, its "
+                        f"activations and one sequence of KV cache ({needed:.1f} GiB): raise "
+                        f"model.gpu_memory_utilization to {round_up(needed / gpu_gib)} or more")
+    if share + rest > CLEAR_MISS * gpu_gib and needed + rest <= HEADROOM * gpu_gib:
+        problems.append(f"training needs {rest:.1f} GiB beside vLLM's share, and {gpu_gib - share:.1f} GiB is left: "
+                        f"lower model.gpu_memory_utilization to {suggested_utilization(cfg, shape, estimate, gpu_gib)}")
+    return problems
+
+
+def suggested_utilization(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float) -> float:
+    """vLLM's share for the whole generation batch at once, capped to leave training its room."""
+    g = cfg.grpo
+    sequences = g.per_device_train_batch_size * g.gradient_accumulation_steps
+    batch_kv = sequences * sequence_length(cfg) * kv_cache_bytes_per_token(shape) / GIB
+    wanted = vllm_share_needed(estimate) + batch_kv
+    ceiling = (HEADROOM * gpu_gib - training_beyond_vllm(estimate)) / gpu_gib
+    low = vllm_share_needed(estimate) / gpu_gib
+    return round_up(min(max(wanted / gpu_gib, low), max(ceiling, low)))
+
+
+# --- the largest settings that fit ----------------------------------------------------------------
+
+
+def fits(cfg: RunConfig, shape: ModelShape, gpu_gib: float, stack: Stack) -> bool:
+    estimate = estimate_memory(cfg, shape, stack)
+    ok = peak_on_gpu(cfg, estimate, gpu_gib) <= HEADROOM * gpu_gib
+    return ok and not (cfg.model.fast_inference and vllm_share_problems(cfg, shape, estimate, gpu_gib))
+
+
+def with_settings(cfg: RunConfig, **grpo) -> RunConfig:
+    """A copy of cfg with other GRPO settings, growing max_seq_length when completions need it."""
+    g = cfg.grpo.model_copy(update=grpo)
+    seq = max(cfg.model.max_seq_length, cfg.data.max_prompt_length + g.max_completion_length)
+    return cfg.model_copy(update={"grpo": g, "model": cfg.model.model_copy(update={"max_seq_length": seq})})
+
+
+def largest(candidates: list, build, shape: ModelShape, gpu_gib: float, stack: Stack):
+    """The last candidate (in increasing order) whose config fits; memory grows with each."""
+    best = None
+    for value in candidates:
+        if not fits(build(value), shape, gpu_gib, stack):
+            break
+        best = value
+    return best
+
+
+def proposals(cfg: RunConfig, shape: ModelShape, gpu_gib: float, stack: Stack) -> list[str]:
+    g = cfg.grpo
+    prompts = max(1, g.per_device_train_batch_size // g.num_generations)
+    lines = []
+    gens = largest([n for n in (2, 4, 6, 8, 12, 16, 24, 32, 48, 64)],
+                   lambda n: with_settings(cfg, num_generations=n, per_device_train_batch_size=n * prompts),
+                   shape, gpu_gib, stack)
+    lines.append(f"num_generations: up to {gens} ({prompts} prompt(s) per device step)" if gens
+                 else "num_generations: even 2 does not fit with the other settings")
+    lengths = largest([n for n in (64, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384)],
+                      lambda n: with_settings(cfg, max_completion_length=n), shape, gpu_gib, stack)
+    lines.append(f"max_completion_length: up to {lengths}" if lengths
+                 else "max_completion_length: even 64 tokens does not fit with the other settings")
+    lines.append(batch_proposal(cfg, shape, gpu_gib, stack))
+    if cfg.model.fast_inference:
+        util = suggested_utilization(cfg, shape, estimate_memory(cfg, shape, stack), gpu_gib)
+        lines.append(f"gpu_memory_utilization: {util} (vLLM's share for the whole generation batch at once, "
+                     f"leaving training its room; now {cfg.model.gpu_memory_utilization})")
+    return lines
+
+
+def batch_proposal(cfg: RunConfig, shape: ModelShape, gpu_gib: float, stack: Stack) -> str:
+    """The largest per-device batch that fits, keeping completions per step a multiple of num_generations."""
+    g = cfg.grpo
+    per_step = g.per_device_train_batch_size * g.gradient_accumulation_steps
+    options = [b for b in range(1, 8 * per_step + 1) if per_step % b == 0 or b % per_step == 0]
+    build = lambda b: with_settings(cfg, per_device_train_batch_size=b,  # noqa: E731
+                                    gradient_accumulation_steps=max(1, per_step // b))
+    best = largest(options, build, shape, gpu_gib, stack)
+    if best is None:
+        return "per_device_train_batch_size: even 1 completion per device step does not fit"
+    accumulation = max(1, per_step // best)
+    return (f"per_device_train_batch_size: up to {best} with gradient_accumulation_steps {accumulation} "
+            f"({best * accumulation} completions per step)")
+
+
+# --- what the user reads --------------------------------------------------------------------------
+
+
+def settings_line(cfg: RunConfig) -> str:
+    m, g = cfg.model, cfg.grpo
+    weights = "full fine-tuning" if m.full_finetuning else f"{'4-bit' if m.load_in_4bit else '16-bit'} + LoRA r={m.lora_rank}"
+    generation = f"vLLM share {m.gpu_memory_utilization:.2f}" if m.fast_inference else "generate() without vLLM"
+    return (f"{weights}; {g.per_device_train_batch_size} completions per device step "
+            f"({g.num_generations} generations) x {sequence_length(cfg)} tokens "
+            f"({cfg.data.max_prompt_length} prompt + {g.max_completion_length} completion); "
+            f"checkpointing {m.gradient_checkpointing}; {g.optim}; {generation}")
+
+
+def describe(plan: Plan) -> str:
+    cfg, shape = plan.cfg, plan.shape
+    lines = [f"memory plan: {cfg.model.name} ({shape.total_params / 1e9:.2f}B parameters, {shape.model_type}) "
+             f"on {plan.gpu} ({plan.gpu_gib:.1f} GiB)",
+             f"  {settings_line(cfg)}", "",
+             f"  {'term':<26} {'GiB':>7}  {'phase':<10} why"]
+    for term in plan.estimate.terms:
+        lines.append(f"  {term.name:<26} {term.gib:>7.2f}  {term.phase:<10} {term.why}")
+    lines.append(f"  {'needed at least':<26} {plan.estimate.peak_gib:>7.2f}  static + the larger of generation "
+                 f"and training")
+    if cfg.model.fast_inference:
+        share = cfg.model.gpu_memory_utilization * plan.gpu_gib
+        lines.append(f"  {'on this GPU':<26} {plan.peak_gib:>7.2f}  vLLM's share {share:.2f} "
+                     f"+ training beside it {training_beyond_vllm(plan.estimate):.2f}")
+    lines += ["", f"verdict: {plan.verdict}: {plan.peak_gib:.1f} of {plan.gpu_gib:.1f} GiB "
+                  f"({plan.peak_gib / plan.gpu_gib:.0%}); the estimate is good to about +-25%"]
+    lines += [f"  problem: {p}" for p in plan.problems]
+    lines += ["", "largest that fits on this GPU (one setting at a time, the others as they are):"]
+    lines += [f"  {p}" for p in plan.proposals]
+    return "\n".join(lines)

@@ -1,0 +1,132 @@
+"""A model's shape, read from its config.json alone (no weights downloaded), and its parameter counts.
+
+    shape = read_shape("unsloth/Qwen2.5-1.5B-Instruct")   # local folder, HF cache, or the hub
+    shape.total_params  # 1.54e9
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit.errors import KitError
+
+# Architectures whose MLP is up -> activation -> down, without the gate projection of SwiGLU models.
+UNGATED_MLP = {"gpt2", "gpt_neox", "gptj", "phi", "starcoder2", "falcon", "opt", "bloom"}
+ATTENTION_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
+MLP_MODULES = ("gate_proj", "up_proj", "down_proj")
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    model_type: str
+    hidden: int  # H
+    layers: int  # L
+    intermediate: int  # I, per expert for mixture-of-experts models
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int  # V
+    tied_embeddings: bool
+    attention_bias: bool = False
+    experts: int = 1  # mixture-of-experts: experts per layer
+    experts_per_token: int = 1
+
+    @property
+    def q_dim(self) -> int:
+        return self.heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        return self.kv_heads * self.head_dim
+
+    @property
+    def gated(self) -> bool:
+        return self.model_type not in UNGATED_MLP
+
+    def linear_shapes(self) -> dict[str, tuple[int, int]]:
+        """(in, out) of each linear layer in one decoder block, by the names LoRA targets use."""
+        shapes = {
+            "q_proj": (self.hidden, self.q_dim),
+            "k_proj": (self.hidden, self.kv_dim),
+            "v_proj": (self.hidden, self.kv_dim),
+            "o_proj": (self.q_dim, self.hidden),
+            "up_proj": (self.hidden, self.intermediate),
+            "down_proj": (self.intermediate, self.hidden),
+        }
+        if self.gated:
+            shapes["gate_proj"] = (self.hidden, self.intermediate)
+        return shapes
+
+    @property
+    def layer_linear_params(self) -> int:
+        """Weights of one block's linear layers: what 4-bit quantization shrinks."""
+        attention = sum(i * o for name, (i, o) in self.linear_shapes().items() if name in ATTENTION_MODULES)
+        mlp = sum(i * o for name, (i, o) in self.linear_shapes().items() if name in MLP_MODULES)
+        return attention + mlp * self.experts
+
+    @property
+    def embedding_params(self) -> int:
+        """Input embedding plus the output head (once when tied): kept in 16-bit even in 4-bit models."""
+        return self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
+
+    @property
+    def small_params(self) -> int:
+        """Norms, biases and routers: 16-bit, a rounding error next to the rest."""
+        bias = (self.q_dim + 2 * self.kv_dim) if self.attention_bias else 0
+        router = self.hidden * self.experts if self.experts > 1 else 0
+        return self.layers * (2 * self.hidden + bias + router) + self.hidden
+
+    @property
+    def total_params(self) -> int:
+        return self.layers * self.layer_linear_params + self.embedding_params + self.small_params
+
+
+def shape_from_config(config: dict) -> ModelShape:
+    """The shape from a config.json mapping; multimodal configs contribute their text model."""
+    text = config.get("text_config") or config
+    try:
+        hidden, heads = text["hidden_size"], text["num_attention_heads"]
+        experts = text.get("num_local_experts") or text.get("num_experts") or 1
+        return ModelShape(
+            model_type=text.get("model_type") or config.get("model_type", "unknown"),
+            hidden=hidden,
+            layers=text["num_hidden_layers"],
+            intermediate=(text.get("moe_intermediate_size") if experts > 1 else None) or text["intermediate_size"],
+            heads=heads,
+            kv_heads=text.get("num_key_value_heads") or heads,
+            head_dim=text.get("head_dim") or hidden // heads,
+            vocab=text["vocab_size"],
+            tied_embeddings=bool(config.get("tie_word_embeddings", text.get("tie_word_embeddings", False))),
+            attention_bias=bool(text.get("attention_bias", text.get("model_type") == "qwen2")),
+            experts=experts,
+            experts_per_token=text.get("num_experts_per_tok") or 1,
+        )
+    except KeyError as missing:
+        raise KitError(f"config.json has no {missing} key: the planner reads decoder-only transformer configs "
+                       f"(Llama, Qwen, Mistral, Gemma, Phi-3 and the like)") from None
+
+
+def read_shape(name: str) -> ModelShape:
+    """Read config.json from a local folder, the Hugging Face cache, or the hub (one small file)."""
+    from kit.model_names import resolve_model_name
+
+    return shape_from_config(json.loads(config_path(resolve_model_name(name)).read_text()))
+
+
+def config_path(name: str) -> Path:
+    local = Path(name).expanduser()
+    if local.is_dir():
+        if not (local / "config.json").is_file():
+            raise KitError(f"{local} has no config.json; give the folder of a Hugging Face model")
+        return local / "config.json"
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    try:  # falls back to the local cache when the hub cannot be reached
+        return Path(hf_hub_download(name, "config.json"))
+    except (LocalEntryNotFoundError, HfHubHTTPError, OSError, ValueError) as err:
+        raise KitError(f"cannot read config.json for '{name}': not a local folder, not in the Hugging Face cache, "
+                       f"and the hub did not answer ({type(err).__name__}). Give a local folder holding the "
+                       f"model's config.json, or check the model id.") from None
