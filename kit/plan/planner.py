@@ -20,7 +20,8 @@ from kit.plan.shapes import ModelShape
 FITS, TIGHT, NO_FIT = "fits", "tight", "does not fit"
 HEADROOM = 0.9  # below 90% of the GPU: fits; the estimate is good to about +-25% on published setups
 CLEAR_MISS = 1.1  # above 110%: clearly does not fit, and `kit train` refuses it
-VLLM_TERMS = ("CUDA context", "weights", "vLLM weights (second copy)", "vLLM activations", "vLLM KV cache (minimum)")
+VLLM_TERMS = ("CUDA context", "weights", "vLLM weights (second copy)", "vLLM activations", "vLLM CUDA graphs",
+              "vLLM KV cache (minimum)")
 
 
 @dataclass

@@ -6,7 +6,7 @@ from bench.memory_published import MEASURED_WEIGHTS, PUBLISHED, weights_estimate
 
 TRL_NOT_REPRODUCED = (
     "Unsloth's TRL + FA2 column (510.8 GB) gives no derivation for its 414 GB of activations; counting what "
-    "eager transformers keeps per block gives 180 GiB with gradient checkpointing, 1012 GiB without"
+    "eager transformers keeps per block gives about 181 GiB with gradient checkpointing, 1013 GiB without"
 )
 
 
