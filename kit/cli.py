@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--gpu", help="T4, L4, A10G, RTX4090, A100-40GB, H100 ... or a size such as 16GB "
                       "(default: the GPU here, else T4)")
     plan.add_argument("--config", help="YAML file of settings, as for train")
+    plan.add_argument("--profile", choices=["smoke", "full"], help="smoke: the tiny model (default full)")
     plan.add_argument("--stack", choices=["unsloth", "trl"], default="unsloth",
                       help="trl: what plain TRL + FlashAttention 2 would need, for comparison")
     plan.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.num_generations=16")
@@ -148,6 +149,8 @@ def deep_merge_cli(args: argparse.Namespace) -> dict:
     from kit.config import deep_merge, parse_overrides
 
     layer: dict = {"recipe": args.recipe}
+    if args.profile:
+        layer["profile"] = args.profile
     if args.model:
         layer["model"] = {"name": args.model}
     return deep_merge(layer, parse_overrides(args.overrides))

@@ -1,0 +1,152 @@
+"""Writes the Colab and Kaggle notebooks from one flow; only the install cell and the paths differ.
+
+    .venv/bin/python notebooks/build.py        # after editing the cells here; tests check they match
+
+All logic lives in `kit`: a cell calls the CLI or one kit function. Notebooks are stored without outputs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).parent
+REPO_URL = "https://github.com/grpo-kit/grpo-kit"  # where the notebooks clone the kit from
+
+PLATFORMS = {
+    "colab": {
+        "title": "Colab", "workdir": "/content",
+        "runtime": "Runtime > Change runtime type > T4 GPU",
+        "secrets": "the key icon in the left bar (switch on notebook access)",
+        "note": "",
+    },
+    "kaggle": {
+        "title": "Kaggle", "workdir": "/kaggle/working",
+        "runtime": "Settings > Accelerator > GPU T4 x2 (the kit uses one)",
+        "secrets": "Add-ons > Secrets",
+        "note": " Switch on Settings > Internet first: the install and the model download need it.",
+    },
+}
+
+
+def cells(platform: str) -> list:
+    p = PLATFORMS[platform]
+    return [
+        new_markdown_cell(
+            f"# GRPO on GSM8K with grpo-kit ({p['title']})\n\n"
+            "Trains Qwen2.5-1.5B-Instruct to solve grade-school math with GRPO, on one T4: install, check the GPU, "
+            "plan the memory, train, read the health report, compare before/after, export a GGUF verified in "
+            "llama.cpp, try it, and optionally upload it.\n\n"
+            f"Set the GPU ({p['runtime']}), then Run all.{p['note']} With `PROFILE = \"smoke\"` the whole "
+            "notebook runs on a CPU in a few minutes with the kit's tiny model and sample data (this is how CI "
+            "runs it); it proves the pipeline, it does not train anything useful."
+        ),
+        new_code_cell(
+            "# Parameters\n"
+            'PROFILE = "full"                          # "smoke": tiny model + sample data, runs on a CPU\n'
+            'MODEL = "unsloth/Qwen2.5-1.5B-Instruct"   # any hub id Unsloth loads\n'
+            'CONFIG = "configs/gsm8k_16gb.yaml"        # the memory-optimized T4 settings\n'
+            "STEPS = 250                               # GRPO steps (full profile)\n"
+            f'OUT = "{p["workdir"]}/outputs/gsm8k-grpo"  # everything the run writes\n'
+            'QUANT = "q4_k_m"                          # GGUF type: q4_k_m, q5_k_m, q8_0, f16 ...\n'
+            'HUB_REPO = ""                             # e.g. "your-name/qwen2.5-1.5b-gsm8k-grpo"; empty: no upload\n'
+            "INSTALL = True                            # False where the kit is already installed\n"
+            f'KIT_DIR = "{p["workdir"]}/grpo-kit"',
+            metadata={"tags": ["parameters"]},
+        ),
+        new_markdown_cell("## Install\nClones the kit and installs it with its GPU and GGUF extras (a few minutes)."),
+        new_code_cell(
+            "import os, sys\n"
+            "if INSTALL:\n"
+            f"    !git clone --depth 1 {REPO_URL} {{KIT_DIR}}\n"
+            '    !pip install -q -e "{KIT_DIR}[gpu,gguf]"\n'
+            "    os.chdir(KIT_DIR)\n"
+            "print(os.getcwd())"
+        ),
+        new_markdown_cell("## The GPU"),
+        new_code_cell(
+            "from kit.env import gpu_name\n"
+            "print('GPU:', gpu_name() or 'none')\n"
+            'if PROFILE == "full" and gpu_name() is None:\n'
+            f'    raise SystemExit("No GPU: {p["runtime"]}, or set PROFILE = \\"smoke\\"")\n'
+            'SETTINGS = f"--model {MODEL} --config {CONFIG}" if PROFILE == "full" else "--profile smoke"'
+        ),
+        new_markdown_cell(
+            "## Will it fit?\n`kit plan` estimates the peak GPU memory from the model's config.json before "
+            "anything is loaded, says whether it fits the T4, and what the largest settings are that would."
+        ),
+        new_code_cell("!{sys.executable} -m kit plan gsm8k {SETTINGS} --gpu T4"),
+        new_markdown_cell(
+            "## Train\nGRPO with the gsm8k recipe's rewards. Watch `reward` rise and `reward_std` stay above 0; "
+            "the kit prints a plain-words warning when something goes wrong, and sample completions every few "
+            "steps. It evaluates on held-out problems before and after, and merges the LoRA into 16-bit weights."
+        ),
+        new_code_cell(
+            'STEPS_FLAG = f"--steps {STEPS}" if PROFILE == "full" else ""\n'
+            "!{sys.executable} -m kit train gsm8k {SETTINGS} {STEPS_FLAG} --out {OUT}"
+        ),
+        new_markdown_cell("## Health report, curves and before/after"),
+        new_code_cell(
+            "from pathlib import Path\n"
+            "from IPython.display import Image, Markdown, display\n"
+            "out = Path(OUT)\n"
+            "report = (out / 'report.md').read_text()\n"
+            "display(Markdown(report.split('## Plots')[0]))  # timings, held-out table, health diagnostics\n"
+            "for plot in sorted((out / 'plots').glob('*.png')):\n"
+            "    display(Image(str(plot)))"
+        ),
+        new_markdown_cell(
+            "## Export to GGUF, verified in llama.cpp\nConverts the merged model, quantizes it, and checks in "
+            "llama.cpp that the tokenizer, chat template, end-of-turn token and greedy outputs match the "
+            "original; it also writes an Ollama Modelfile."
+        ),
+        new_code_cell("!{sys.executable} -m kit export {OUT}/merged --quant {QUANT}"),
+        new_markdown_cell("## Try it in llama.cpp"),
+        new_code_cell(
+            "from llama_cpp import Llama\n"
+            "from kit.recipe import load_recipe\n"
+            "gguf = next((out / 'gguf').glob(f'*.{QUANT.upper()}.gguf'))\n"
+            "llm = Llama(model_path=str(gguf), n_ctx=1024, verbose=False)\n"
+            "question = 'Tom has 3 boxes of 12 pencils and gives away 10. How many pencils are left?'\n"
+            "messages = [{'role': 'system', 'content': load_recipe('gsm8k').system_prompt},\n"
+            "            {'role': 'user', 'content': question}]\n"
+            "reply = llm.create_chat_completion(messages=messages, max_tokens=256, temperature=0)\n"
+            "print(reply['choices'][0]['message']['content'])"
+        ),
+        new_markdown_cell(
+            f"## Upload to the hub (optional)\nNeeds `HUB_REPO` set above and an `HF_TOKEN` secret with write "
+            f"access ({p['secrets']}); without either it says so and skips."
+        ),
+        new_code_cell(
+            "from kit.hub import hub_token, push_run\n"
+            "print(push_run(out, HUB_REPO, hub_token()))"
+        ),
+    ]
+
+
+def build(platform: str) -> nbformat.NotebookNode:
+    notebook = new_notebook(cells=cells(platform))
+    notebook.metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"},
+        "accelerator": "GPU",
+    }
+    for index, cell in enumerate(notebook.cells):
+        cell.id = f"{platform}-{index}"  # stable ids: rebuilding gives the same file
+    return notebook
+
+
+def path_for(platform: str) -> Path:
+    return HERE / f"gsm8k_grpo_{platform}.ipynb"
+
+
+def main() -> None:
+    for platform in PLATFORMS:
+        nbformat.write(build(platform), path_for(platform))
+        print(path_for(platform))
+
+
+if __name__ == "__main__":
+    main()
