@@ -78,16 +78,16 @@ def cli_layer(args: argparse.Namespace) -> dict:
     """The CLI's settings as a config layer: named flags first, then section.key=value overrides."""
     from kit.config import deep_merge, parse_overrides
 
-    flags = {
+    flags = {  # `plan` shares --model and --profile with `train`, not the rest
         ("model", "name"): args.model,
-        ("grpo", "max_steps"): args.steps,
-        ("data", "path"): args.data,
+        ("grpo", "max_steps"): getattr(args, "steps", None),
+        ("data", "path"): getattr(args, "data", None),
     }
     layer: dict = {"recipe": args.recipe}
     for (section, key), value in flags.items():
         if value is not None:
             layer.setdefault(section, {})[key] = value
-    if args.out:
+    if getattr(args, "out", None):
         layer["output_dir"] = args.out
     if args.profile:
         layer["profile"] = args.profile
@@ -124,12 +124,12 @@ def plan_command(args: argparse.Namespace) -> int:
     from kit.config import read_yaml, resolve_config
     from kit.plan.gpus import GPUS
     from kit.plan.check import target_gpu
-    from kit.plan.planner import NO_FIT, describe, make_plan
+    from kit.plan.planner import NO_FIT, assess, describe, make_plan
     from kit.plan.shapes import read_shape
     from kit.recipe import load_recipe
 
     recipe = load_recipe(args.recipe)
-    layer = deep_merge_cli(args)
+    layer = cli_layer(args)
     cfg = resolve_config(recipe.defaults, read_yaml(args.config) if args.config else {}, layer, gpu=True,
                          recipe_has_sample=recipe.write_sample is not None)
     shape = read_shape(cfg.model.name)
@@ -139,21 +139,9 @@ def plan_command(args: argparse.Namespace) -> int:
         target = ("T4", GPUS["T4"])
     plan = make_plan(cfg, shape, *target, stack=args.stack)
     print(describe(plan))
-    others = [f"{name} {make_plan(cfg, shape, name, gib, args.stack).verdict}" for name, gib in GPUS.items()]
+    others = [f"{name} {assess(cfg, shape, name, gib, args.stack).verdict}" for name, gib in GPUS.items()]
     print(f"\nother GPUs: {', '.join(others)}")
     return 1 if plan.verdict == NO_FIT else 0
-
-
-def deep_merge_cli(args: argparse.Namespace) -> dict:
-    """The plan command's CLI layer: the train command's, for the flags plan shares with it."""
-    from kit.config import deep_merge, parse_overrides
-
-    layer: dict = {"recipe": args.recipe}
-    if args.profile:
-        layer["profile"] = args.profile
-    if args.model:
-        layer["model"] = {"name": args.model}
-    return deep_merge(layer, parse_overrides(args.overrides))
 
 
 def export_command(args: argparse.Namespace) -> int:

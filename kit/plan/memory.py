@@ -128,10 +128,14 @@ def vllm_kv_cache(shape: ModelShape, cfg: RunConfig) -> Term:
 # --- the generation phase (without vLLM) ----------------------------------------------------------
 
 
+def generation_sequences(cfg: RunConfig) -> int:
+    """Completions one process generates per optimizer step (TRL's steps_per_generation = accumulation)."""
+    return cfg.grpo.per_device_train_batch_size * cfg.grpo.gradient_accumulation_steps
+
+
 def generation_kv_cache(shape: ModelShape, cfg: RunConfig) -> Term:
     """transformers' generate() holds the KV cache of every sequence in the generation batch at once."""
-    g = cfg.grpo
-    sequences = g.per_device_train_batch_size * g.gradient_accumulation_steps
+    sequences = generation_sequences(cfg)
     tokens = sequences * sequence_length(cfg)
     return Term("KV cache (generate)", gib(tokens * kv_cache_bytes_per_token(shape)), "generation",
                 f"{sequences} sequences x {sequence_length(cfg)} tokens")

@@ -13,7 +13,8 @@ import math
 from dataclasses import dataclass, field
 
 from kit.config import RunConfig
-from kit.plan.memory import Estimate, Stack, estimate_memory, kv_cache_bytes_per_token, sequence_length
+from kit.plan.memory import (Estimate, Stack, estimate_memory, generation_sequences, kv_cache_bytes_per_token,
+                             sequence_length)
 from kit.plan.gpus import GIB
 from kit.plan.shapes import ModelShape
 
@@ -64,12 +65,18 @@ def peak_on_gpu(cfg: RunConfig, estimate: Estimate, gpu_gib: float) -> float:
     return max(share, vllm_share_needed(estimate)) + training_beyond_vllm(estimate)
 
 
-def make_plan(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: Stack = "unsloth") -> Plan:
+def assess(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: Stack = "unsloth") -> Plan:
+    """The estimate, the peak on this GPU and its problems: everything a verdict needs, no proposals."""
     estimate = estimate_memory(cfg, shape, stack)
     plan = Plan(cfg, shape, gpu, gpu_gib, estimate, peak_on_gpu(cfg, estimate, gpu_gib))
     if cfg.model.fast_inference:
         plan.problems += vllm_share_problems(cfg, shape, estimate, gpu_gib)
-    plan.proposals = proposals(cfg, shape, gpu_gib, stack)
+    return plan
+
+
+def make_plan(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: Stack = "unsloth") -> Plan:
+    plan = assess(cfg, shape, gpu, gpu_gib, stack)
+    plan.proposals = proposals(plan, stack)
     return plan
 
 
@@ -93,9 +100,7 @@ def vllm_share_problems(cfg: RunConfig, shape: ModelShape, estimate: Estimate, g
 
 def suggested_utilization(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float) -> float:
     """vLLM's share for the whole generation batch at once, capped to leave training its room."""
-    g = cfg.grpo
-    sequences = g.per_device_train_batch_size * g.gradient_accumulation_steps
-    batch_kv = sequences * sequence_length(cfg) * kv_cache_bytes_per_token(shape) / GIB
+    batch_kv = generation_sequences(cfg) * sequence_length(cfg) * kv_cache_bytes_per_token(shape) / GIB
     wanted = vllm_share_needed(estimate) + batch_kv
     ceiling = (HEADROOM * gpu_gib - training_beyond_vllm(estimate)) / gpu_gib
     low = vllm_share_needed(estimate) / gpu_gib
@@ -106,9 +111,7 @@ def suggested_utilization(cfg: RunConfig, shape: ModelShape, estimate: Estimate,
 
 
 def fits(cfg: RunConfig, shape: ModelShape, gpu_gib: float, stack: Stack) -> bool:
-    estimate = estimate_memory(cfg, shape, stack)
-    ok = peak_on_gpu(cfg, estimate, gpu_gib) <= HEADROOM * gpu_gib
-    return ok and not (cfg.model.fast_inference and vllm_share_problems(cfg, shape, estimate, gpu_gib))
+    return assess(cfg, shape, "", gpu_gib, stack).verdict == FITS
 
 
 def with_settings(cfg: RunConfig, **grpo) -> RunConfig:
@@ -128,22 +131,23 @@ def largest(candidates: list, build, shape: ModelShape, gpu_gib: float, stack: S
     return best
 
 
-def proposals(cfg: RunConfig, shape: ModelShape, gpu_gib: float, stack: Stack) -> list[str]:
+def proposals(plan: Plan, stack: Stack) -> list[str]:
+    cfg, shape, gpu_gib = plan.cfg, plan.shape, plan.gpu_gib
     g = cfg.grpo
     prompts = max(1, g.per_device_train_batch_size // g.num_generations)
     lines = []
-    gens = largest([n for n in (2, 4, 6, 8, 12, 16, 24, 32, 48, 64)],
+    gens = largest([2, 4, 6, 8, 12, 16, 24, 32, 48, 64],
                    lambda n: with_settings(cfg, num_generations=n, per_device_train_batch_size=n * prompts),
                    shape, gpu_gib, stack)
     lines.append(f"num_generations: up to {gens} ({prompts} prompt(s) per device step)" if gens
                  else "num_generations: even 2 does not fit with the other settings")
-    lengths = largest([n for n in (64, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384)],
+    lengths = largest([64, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384],
                       lambda n: with_settings(cfg, max_completion_length=n), shape, gpu_gib, stack)
     lines.append(f"max_completion_length: up to {lengths}" if lengths
                  else "max_completion_length: even 64 tokens does not fit with the other settings")
     lines.append(batch_proposal(cfg, shape, gpu_gib, stack))
     if cfg.model.fast_inference:
-        util = suggested_utilization(cfg, shape, estimate_memory(cfg, shape, stack), gpu_gib)
+        util = suggested_utilization(cfg, shape, plan.estimate, gpu_gib)
         lines.append(f"gpu_memory_utilization: {util} (vLLM's share for the whole generation batch at once, "
                      f"leaving training its room; now {cfg.model.gpu_memory_utilization})")
     return lines
