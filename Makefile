@@ -1,6 +1,7 @@
 # Every target installs what it needs first (scripts/install.sh makes .venv on first use).
 #   make train RECIPE=gsm8k [MODEL=… STEPS=… CONFIG=file.yaml OUT=dir PROFILE=smoke|full DATA=file
-#                            SAVE=merged_16bit,gguf QUANT=q4_k_m,q8_0 RESUME=1 GPU=T4 FORCE=1 ARGS='grpo.beta=0.04']
+#                            SAVE=merged_16bit,gguf QUANT=q4_k_m,q8_0 RESUME=1 GPU=T4 FORCE=1 ARGS='grpo.beta=0.04'
+#                            NPROC=4 LAUNCHER=ddp|zero2|zero3|fsdp]   # NPROC: one process per GPU
 #   make plan RECIPE=gsm8k [MODEL=… GPU=T4 CONFIG=file.yaml ARGS='grpo.num_generations=16']   # fits the GPU?
 #   make demo                 # CPU: a tiny model learns digit sums (SFT then GRPO), in a couple of minutes
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
@@ -24,7 +25,8 @@ train: $(STAMP)
 		$(if $(MODEL),--model $(MODEL)) $(if $(STEPS),--steps $(STEPS)) $(if $(CONFIG),--config $(CONFIG)) \
 		$(if $(OUT),--out $(OUT)) $(if $(PROFILE),--profile $(PROFILE)) $(if $(DATA),--data $(DATA)) \
 		$(if $(SAVE),save.formats=[lora$(comma)$(SAVE)]) $(if $(QUANT),save.quant=[$(QUANT)]) \
-		$(if $(RESUME),--resume) $(if $(GPU),--gpu $(GPU)) $(if $(FORCE),--skip-plan) $(ARGS)
+		$(if $(RESUME),--resume) $(if $(GPU),--gpu $(GPU)) $(if $(FORCE),--skip-plan) \
+		$(if $(NPROC),--num-processes $(NPROC)) $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(ARGS)
 
 plan: $(STAMP)
 	$(PY) -m kit plan $(RECIPE) $(if $(MODEL),--model $(MODEL)) $(if $(GPU),--gpu $(GPU)) \

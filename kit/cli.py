@@ -27,6 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", action="store_true", help="continue the interrupted run in --out from its latest checkpoint")
     train.add_argument("--gpu", help="plan memory for this GPU (T4, L4, A100-40GB, 16GB ...; default: the GPU here)")
     train.add_argument("--skip-plan", action="store_true", help="train even when the memory plan says it will not fit")
+    train.add_argument("--num-processes", type=int, help="more than 1: one process per GPU through accelerate launch "
+                       "(sets launch.num_processes)")
+    train.add_argument("--launcher", choices=["ddp", "zero2", "zero3", "fsdp"],
+                       help="how the processes share the work: kit/launch/<launcher>.yaml (sets launch.launcher)")
     train.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.beta=0.04")
 
     export = commands.add_parser("export", help="convert a merged model to GGUF, quantize, verify in llama.cpp")
@@ -82,6 +86,8 @@ def cli_layer(args: argparse.Namespace) -> dict:
         ("model", "name"): args.model,
         ("grpo", "max_steps"): getattr(args, "steps", None),
         ("data", "path"): getattr(args, "data", None),
+        ("launch", "num_processes"): getattr(args, "num_processes", None),
+        ("launch", "launcher"): getattr(args, "launcher", None),
     }
     layer: dict = {"recipe": args.recipe}
     for (section, key), value in flags.items():
@@ -95,6 +101,9 @@ def cli_layer(args: argparse.Namespace) -> dict:
 
 
 def train_command(args: argparse.Namespace) -> int:
+    from kit.launch import ranks
+
+    ranks.quiet_other_ranks()  # before the imports below, which print banners
     from kit.config import read_yaml, resolve_config
     from kit.env import has_gpu
     from kit.recipe import load_recipe
@@ -104,12 +113,22 @@ def train_command(args: argparse.Namespace) -> int:
         raise KitError("--resume needs --out: the folder of the interrupted run")
     config_file = f"{args.out}/run.yaml" if args.resume else args.config  # a resumed run keeps its settings
     file_layer = read_yaml(config_file) if config_file else {}
+    layer = cli_layer(args)
+    if ranks.in_worker():  # started by a launcher: its process count is the truth
+        layer.setdefault("launch", {})["num_processes"] = ranks.world_size()
     cfg = resolve_config(
-        recipe.defaults, file_layer, cli_layer(args), gpu=has_gpu(), recipe_has_sample=recipe.write_sample is not None
+        recipe.defaults, file_layer, layer, gpu=has_gpu(), recipe_has_sample=recipe.write_sample is not None
     )
     from kit.plan.check import check_before_training
 
-    plan = check_before_training(cfg, args.gpu, args.skip_plan)
+    if ranks.in_worker():  # the launching process planned and checked; the ranks train
+        plan = None
+    else:
+        plan = check_before_training(cfg, args.gpu, args.skip_plan)
+    if cfg.launch.num_processes > 1 and not ranks.in_worker():
+        from kit.launch.launcher import launch
+
+        return launch(cfg, recipe, args.argv[1:], resume=args.resume)
     from kit.runner import Interrupted, run_training
 
     try:
@@ -221,10 +240,22 @@ def main(argv: list[str] | None = None) -> int:
     if rest and args.command not in ("train", "plan"):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.overrides = [*getattr(args, "overrides", []), *rest]
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: a multi-process run passes it on
     try:
         commands = {"train": train_command, "export": export_command, "rewards": rewards_command,
                     "eval": eval_command, "chat": chat_command, "plan": plan_command}
         return commands[args.command](args)
     except KitError as err:
         print(f"error: {err}", file=sys.stderr)
+        failed(err)
         return 2
+    except Exception as err:
+        failed(err)
+        raise
+
+
+def failed(err: Exception) -> None:
+    """In a rank of a multi-process run, tell the launcher why this rank stopped."""
+    from kit.launch.ranks import record_failure
+
+    record_failure(err)

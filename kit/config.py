@@ -80,12 +80,7 @@ class GRPOSection(Section):
     save_steps: int = Field(100, gt=0)  # checkpoints under OUT/checkpoints (and on Ctrl-C / SIGTERM)
     save_total_limit: int = Field(2, gt=0)  # keep the latest K checkpoints
     report_to: str = "none"  # or "wandb", "tensorboard"
-    num_processes: int = Field(1, gt=0)  # data-parallel processes (the divisibility rule counts them)
     extra: dict[str, Any] = Field(default_factory=dict)  # any other GRPOConfig field, passed through
-
-    @property
-    def generation_batch_size(self) -> int:
-        return self.per_device_train_batch_size * self.gradient_accumulation_steps * self.num_processes
 
 
 class SFTSection(Section):
@@ -130,6 +125,14 @@ class SaveConfig(Section):
     quant: list[str] = Field(default_factory=lambda: ["q4_k_m"], min_length=1)  # GGUF types, with "gguf" in formats
 
 
+class LaunchConfig(Section):
+    """How many processes train (read by kit.launch). One is the Unsloth single-GPU path; more start
+    `accelerate launch` with one of the kit's configs in kit/launch/ and load with transformers + PEFT."""
+
+    num_processes: int = Field(1, gt=0)  # one per GPU; on a machine without GPUs, CPU processes (for tests)
+    launcher: Literal["ddp", "zero2", "zero3", "fsdp"] = "ddp"  # see kit/launch/<launcher>.yaml for when to use it
+
+
 class RunConfig(Section):
     recipe: str = "gsm8k"
     profile: Literal["auto", "smoke", "full"] = "auto"  # auto: smoke without a GPU, full with one
@@ -143,8 +146,15 @@ class RunConfig(Section):
     eval: EvalConfig = Field(default_factory=EvalConfig)
     monitor: MonitorConfig = Field(default_factory=MonitorConfig)
     save: SaveConfig = Field(default_factory=SaveConfig)
+    launch: LaunchConfig = Field(default_factory=LaunchConfig)
     rewards: dict[str, float] = Field(default_factory=dict)  # override a reward's weight by name; 0 drops it
     adaptive_rewards: list[str] = Field(default_factory=list)  # these weights follow the running success rate
+
+    @property
+    def completions_per_step(self) -> int:
+        """TRL's generation_batch_size: every process's batch, over its accumulation steps."""
+        g = self.grpo
+        return g.per_device_train_batch_size * g.gradient_accumulation_steps * self.launch.num_processes
 
     @model_validator(mode="after")
     def _check_cross_field_rules(self) -> RunConfig:
@@ -183,13 +193,13 @@ SMOKE_PROFILE: dict[str, Any] = {
 def cross_field_problems(cfg: RunConfig) -> list[str]:
     """Rules that span fields, checked in one place before anything is loaded."""
     problems = []
-    g = cfg.grpo
-    if g.generation_batch_size % g.num_generations:
+    g, processes = cfg.grpo, cfg.launch.num_processes
+    if cfg.completions_per_step % g.num_generations:
         problems.append(
             f"grpo: per_device_train_batch_size ({g.per_device_train_batch_size}) x gradient_accumulation_steps "
-            f"({g.gradient_accumulation_steps}) x num_processes ({g.num_processes}) = {g.generation_batch_size} "
+            f"({g.gradient_accumulation_steps}) x launch.num_processes ({processes}) = {cfg.completions_per_step} "
             f"completions per step, which is not a multiple of num_generations ({g.num_generations}); "
-            f"{nearest_valid_batch(g)}"
+            f"{nearest_valid_batch(g, processes)}"
         )
     if g.max_completion_length >= cfg.model.max_seq_length:
         problems.append(
@@ -205,15 +215,21 @@ def cross_field_problems(cfg: RunConfig) -> list[str]:
         problems.append(f"stages: {cfg.stages} repeats a stage; each of sft and grpo runs at most once")
     if "gguf" in cfg.save.formats and "merged_16bit" not in cfg.save.formats:
         problems.append("save.formats: gguf is made from the merged 16-bit model; add merged_16bit")
+    if cfg.launch.launcher in ("zero3", "fsdp") and cfg.model.load_in_4bit:
+        problems.append(f"launch.launcher={cfg.launch.launcher} shards 16-bit weights across GPUs; the kit does not "
+                        "shard 4-bit ones: set model.load_in_4bit=false, or use launcher ddp or zero2")
+    if cfg.launch.launcher in ("zero3", "fsdp") and cfg.model.full_finetuning:
+        problems.append(f"model.full_finetuning with launch.launcher={cfg.launch.launcher}: the kit saves sharded "
+                        "LoRA adapters only; train LoRA, or use launcher ddp or zero2 for full fine-tuning")
     for name, weight in cfg.rewards.items():
         if weight < 0:
             problems.append(f"rewards.{name}: weight {weight} is negative; use 0 to drop a reward")
     return problems
 
 
-def nearest_valid_batch(g: GRPOSection) -> str:
+def nearest_valid_batch(g: GRPOSection, procs: int) -> str:
     """Propose the smallest change that makes a step hold whole groups of generations."""
-    n, accum, procs = g.num_generations, g.gradient_accumulation_steps, g.num_processes
+    n, accum = g.num_generations, g.gradient_accumulation_steps
     up = g.per_device_train_batch_size
     while (up * accum * procs) % n:
         up += 1

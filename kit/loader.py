@@ -4,7 +4,9 @@
     model, tokenizer = load_model(ModelConfig(name="unsloth/Qwen2.5-1.5B-Instruct"), seed=3407)
 
 Unsloth must be imported before TRL and transformers' trainers so that its patches apply; every
-module that trains imports this one first.
+module that trains imports this one first. In a rank of a multi-process run (kit.launch) the model
+is loaded with transformers + PEFT instead, as Unsloth's loader places the model for one GPU; TRL's
+trainer still runs with Unsloth imported (without a GPU, TRL's fused log-prob head needs its CPU path).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 from kit.config import ModelConfig
 from kit.env import has_gpu, has_vllm
 from kit.errors import KitError
+from kit.launch import ranks
 from kit.model_names import resolve_model_name
 
 os.environ.setdefault("UNSLOTH_DISABLE_STATISTICS", "1")  # no network calls at load time
@@ -39,6 +42,8 @@ def fast_inference_available(cfg: ModelConfig) -> bool:
 
 def load_model(cfg: ModelConfig, seed: int = 3407):
     """Load `cfg.name` with Unsloth and wrap it in LoRA adapters (unless full_finetuning); returns (model, tokenizer)."""
+    if ranks.in_worker():
+        return load_with_peft(cfg, seed)
     fast = fast_inference_available(cfg)
     extra = {"gpu_memory_utilization": cfg.gpu_memory_utilization, "max_lora_rank": cfg.lora_rank} if fast else {}
     try:
@@ -52,11 +57,8 @@ def load_model(cfg: ModelConfig, seed: int = 3407):
             full_finetuning=cfg.full_finetuning,
             **extra,
         )
-    except OSError as err:  # not on the hub, no network, no cached copy
-        raise KitError(
-            f"cannot load model {cfg.name} ({str(err).splitlines()[0]}); offline, give a local folder "
-            "with MODEL=path, or run PROFILE=smoke for the kit's tiny model"
-        ) from None
+    except OSError as err:
+        raise cannot_load(cfg, err) from None
     if cfg.full_finetuning:
         return model, _with_pad(tokenizer)
     model = FastLanguageModel.get_peft_model(
@@ -69,6 +71,54 @@ def load_model(cfg: ModelConfig, seed: int = 3407):
         random_state=seed,
     )
     return model, _with_pad(tokenizer)
+
+
+def load_with_peft(cfg: ModelConfig, seed: int):
+    """One rank's model: transformers weights (bitsandbytes 4-bit on a GPU), LoRA from PEFT, on this rank's device."""
+    from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+    from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig
+
+    torch.manual_seed(seed)  # every rank starts from the same adapter
+    cuda = torch.cuda.is_available()
+    dtype = weights_dtype(cfg, cuda)
+    options: dict = {"dtype": dtype}
+    four_bit = cfg.load_in_4bit and cuda
+    if four_bit:
+        options["quantization_config"] = BitsAndBytesConfig(
+            load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=dtype)
+        options["device_map"] = {"": ranks.local_rank()}
+    elif cfg.load_in_4bit:
+        print(f"loader: model.load_in_4bit needs a GPU (bitsandbytes); loading {dtype} weights instead")
+    name = resolve_model_name(cfg.name)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(name, **options)
+        tokenizer = AutoTokenizer.from_pretrained(name)
+    except OSError as err:
+        raise cannot_load(cfg, err) from None
+    checkpointing = cfg.gradient_checkpointing != "false"  # "unsloth" offloading is Unsloth's; here it is plain
+    if four_bit:
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=checkpointing,
+                                                gradient_checkpointing_kwargs={"use_reentrant": False})
+    if not cfg.full_finetuning:
+        model = get_peft_model(model, LoraConfig(
+            r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+            target_modules=cfg.target_modules, task_type="CAUSAL_LM"))
+    if not four_bit:
+        model.to(ranks.state().device)
+    return model, _with_pad(tokenizer)
+
+
+def weights_dtype(cfg: ModelConfig, cuda: bool):
+    if cfg.dtype != "auto":
+        return getattr(torch, cfg.dtype)
+    if not cuda:
+        return torch.float32
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def cannot_load(cfg: ModelConfig, err: OSError) -> KitError:  # not on the hub, no network, no cached copy
+    return KitError(f"cannot load model {cfg.name} ({str(err).splitlines()[0]}); offline, give a local folder "
+                    "with MODEL=path, or run PROFILE=smoke for the kit's tiny model")
 
 
 def _with_pad(tokenizer):

@@ -11,6 +11,9 @@ Output layout (stable, other tools read it):
     OUT/checkpoints/    trainer checkpoints every grpo.save_steps (and on Ctrl-C / SIGTERM; --resume continues)
     OUT/report.md       timings, eval table, health diagnostics, plots, samples, config
     OUT/plots/          run.png, metrics.png;  OUT/samples.jsonl, OUT/diagnostics.jsonl
+    OUT/distributed.json  (more than one process) what each rank did: steps, completions, weight norms
+
+With more than one process (kit.launch), every rank runs this module and only rank 0 writes OUT/.
 """
 
 from __future__ import annotations
@@ -26,10 +29,22 @@ from kit.config import SMOKE, RunConfig
 from kit.data import drop_long_prompts, load_eval_rows, load_rows
 from kit.env import package_versions
 from kit.errors import KitError
+from kit.launch import ranks
 from kit.recipe import Recipe, RewardBundle
 
 # Keys the kit sets itself; grpo.extra may not override them.
 _KIT_OWNED = {"output_dir", "seed", "reward_weights", "save_strategy"}
+# Launchers that split the weights across ranks: one rank alone cannot generate with the model.
+SHARDED = ("zero3", "fsdp")
+
+
+@dataclass
+class PreparedRun:
+    rewards: RewardBundle
+    rows: object
+    held_out: object
+    out: Path
+    stage_args: dict
 
 
 @dataclass
@@ -54,6 +69,12 @@ def default_output_dir(recipe_name: str) -> Path:
 
 def output_path(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> Path:
     """Where this run writes; refuses a folder that already holds something, unless resuming it."""
+    if ranks.in_worker():
+        if not cfg.output_dir:  # each rank would pick its own timestamped default
+            raise KitError("a multi-process run needs --out: start it with kit train --num-processes N, "
+                           "or pass --out to every process")
+        if not ranks.is_main():  # rank 0 checks it and is the only one that writes there
+            return Path(cfg.output_dir)
     out = Path(cfg.output_dir) if cfg.output_dir else default_output_dir(recipe.name)
     if resume:
         if not (out / "run.yaml").is_file():
@@ -86,45 +107,82 @@ def grpo_args(cfg: RunConfig, out: Path, rewards: RewardBundle):
     owned = sorted(set(g.extra) & (_KIT_OWNED | set(type(g).model_fields)))
     if owned:
         raise KitError(f"grpo.extra.{owned[0]}: set it as grpo.{owned[0]} (or let the kit set it), not in extra")
-    settings = g.model_dump(exclude={"extra", "num_processes"})
+    settings = g.model_dump(exclude={"extra"})
     return GRPOConfig(
         output_dir=str(out / "checkpoints"),
         seed=cfg.seed,
         reward_weights=rewards.weights,
         save_strategy="steps",
         **settings,
-        **g.extra,
+        **{**rank_settings(cfg), **g.extra},
     )
+
+
+def rank_settings(cfg: RunConfig) -> dict:
+    """GRPOConfig fields for a rank of a multi-process run, where Unsloth's loader did not set them up.
+
+    vLLM runs inside each rank (colocate); for a separate vLLM server started with `trl vllm-serve`, set
+    grpo.extra.vllm_mode=server (README, "More than one GPU").
+    """
+    if not ranks.in_worker():
+        return {}
+    settings = {"gradient_checkpointing": cfg.model.gradient_checkpointing != "false",
+                "gradient_checkpointing_kwargs": {"use_reentrant": False},  # DDP cannot re-enter the graph
+                "ddp_find_unused_parameters": cfg.model.full_finetuning}  # every LoRA weight gets a gradient
+    if loader.fast_inference_available(cfg.model):
+        settings |= {"use_vllm": True, "vllm_mode": "colocate",
+                     "vllm_gpu_memory_utilization": cfg.model.gpu_memory_utilization}
+    return settings
+
+
+def prepare_run(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> PreparedRun:
+    """What can be checked before a model is loaded: rewards, data, output folder, trainer arguments.
+
+    Config and data errors surface here, before anything is written (and, for several processes,
+    before any of them starts). The kit's tiny model, if used, is built here once.
+    """
+    rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
+    rows = load_rows(recipe, cfg.data, rewards)
+    held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
+    out = output_path(cfg, recipe, resume)
+    stage_args = build_stage_args(cfg, recipe, rows, rewards, out)
+    loader.resolve_model_name(cfg.model.name)
+    return PreparedRun(rewards, rows, held_out, out, stage_args)
 
 
 def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False, plan=None) -> RunResult:
     """Load -> prepare -> train each stage (evaluating after it) -> save, each a step of its own."""
-    rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
-    rows = load_rows(recipe, cfg.data, rewards)  # config and data errors surface before anything is written
-    held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
-    out = output_path(cfg, recipe, resume)
-    stage_args = build_stage_args(cfg, recipe, rows, rewards, out)
+    run = prepare_run(cfg, recipe, resume)
+    rewards, out = run.rewards, run.out
     checkpoint = resume_point(out) if resume else None
-    out.mkdir(parents=True, exist_ok=True)
-    if not resume:
-        write_run_file(out, cfg)
+    if ranks.is_main():
+        out.mkdir(parents=True, exist_ok=True)
+        if not resume:
+            write_run_file(out, cfg)
     announce(cfg, recipe, out)
     model, tokenizer = loader.load_model(cfg.model, cfg.seed)
-    dataset = drop_long_prompts(rows, tokenizer, cfg.data.max_prompt_length)
+    dataset = drop_long_prompts(run.rows, tokenizer, cfg.data.max_prompt_length)
     timings = {"load": seconds_since_start()}
-    evaluate = lambda name: evaluate_held_out(cfg, recipe, model, tokenizer, held_out, name)  # noqa: E731
+    evaluate = lambda name: evaluate_held_out(cfg, recipe, model, tokenizer, run.held_out, name)  # noqa: E731
     evaluations = earlier_evaluations(out) if resume else [evaluate("before")]
     save_partial_evaluations(out, evaluations)  # kept for a resumed run's before/after table
     # a resumed run continues GRPO from its checkpoint, which holds everything trained before it
     for stage in ["grpo"] if resume else cfg.stages:
         started = time.perf_counter()
-        train_stage(stage, cfg, recipe, model, tokenizer, dataset, rewards, stage_args[stage], out, checkpoint, plan)
+        trainer = train_stage(stage, cfg, recipe, model, tokenizer, dataset, rewards, run.stage_args[stage], out,
+                              checkpoint, plan)
         timings[f"{stage} training"] = time.perf_counter() - started
         evaluations.append(evaluate("after" if len(cfg.stages) == 1 else f"after {stage}"))
         save_partial_evaluations(out, evaluations)
+    if ranks.in_worker():
+        if cfg.launch.launcher in SHARDED:  # every rank holds a shard: gathered, and written by rank 0
+            trainer.save_model(str(out / "adapter"))
+        if not ranks.is_main():  # rank 0 holds the whole trained model now; it merges and reports alone
+            return RunResult(out, None, None, seconds_since_start())
     table = report_evaluation(out, evaluations)
     started = time.perf_counter()
-    adapter_dir, merged_dir = save_outputs(cfg, model, tokenizer, out)
+    adapter_dir, merged_dir = save_outputs(cfg, model, tokenizer, out, adapter_saved=cfg.launch.launcher in SHARDED
+                                           and ranks.in_worker())
     exported = export_if_asked(cfg, merged_dir)
     timings["save and export"] = time.perf_counter() - started
     timings["whole run"] = seconds_since_start()
@@ -173,14 +231,16 @@ def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, da
         if stage == "sft":
             from kit.sft import run_sft
 
-            run_sft(cfg, recipe, model, tokenizer, dataset, args, out, stopper)
+            trainer = run_sft(cfg, recipe, model, tokenizer, dataset, args, out, stopper)
         else:
             trainer = build_trainer(cfg, args, model, tokenizer, dataset, rewards, out)
             trainer.add_callback(stopper)
-            trainer.add_callback(MemoryRecorder(out / "run.yaml", plan))
+            if ranks.is_main():
+                trainer.add_callback(MemoryRecorder(out / "run.yaml", plan))
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     if stopper.requested:
         raise Interrupted(out, latest_checkpoint(out / "checkpoints"), cfg)
+    return trainer
 
 
 def resume_point(out: Path) -> Path:
@@ -192,7 +252,8 @@ def resume_point(out: Path) -> Path:
         raise KitError(f"cannot resume: no GRPO checkpoint in {out / 'checkpoints'} (checkpoints are saved every "
                        "grpo.save_steps and when a run is interrupted)")
     print(f"resume: continuing GRPO from {checkpoint}")
-    drop_metrics_after(out / "metrics.jsonl", int(checkpoint.name.split("-")[-1]))
+    if ranks.is_main():
+        drop_metrics_after(out / "metrics.jsonl", int(checkpoint.name.split("-")[-1]))
     return checkpoint
 
 
@@ -229,6 +290,19 @@ def evaluate_held_out(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, na
     """Score the in-memory model on the held-out rows (the adapter starts at zero: 'before' is the base)."""
     if rows is None:
         return None
+    if ranks.in_worker():
+        if cfg.launch.launcher in SHARDED:
+            print(f"eval: skipped ({name} training): with {cfg.launch.launcher} no single process holds the whole "
+                  "model; score the merged model afterwards with python -m kit eval")
+            return None
+        try:  # rank 0 scores the prompts while the others wait for it
+            return evaluate_held_out_here(cfg, recipe, model, tokenizer, rows, name) if ranks.is_main() else None
+        finally:
+            ranks.wait_for_everyone()
+    return evaluate_held_out_here(cfg, recipe, model, tokenizer, rows, name)
+
+
+def evaluate_held_out_here(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, name: str):
     from kit.evaluate import evaluate
     from kit.generate import Sampling
 
@@ -265,13 +339,20 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
 
     samples = SampleLogger(out / "samples.jsonl", cfg.monitor.sample_every, cfg.monitor.samples, cfg.seed)
     health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window), out / "diagnostics.jsonl")
+    callbacks = [MetricsFile(out / "metrics.jsonl"), health] + ([samples] if cfg.monitor.samples else [])
+    funcs = rewards.funcs
+    if ranks.in_worker():  # every rank counts what it did; rank 0 writes it all to distributed.json
+        from kit.launch.report import CountedReward, RankReport
+
+        funcs = [CountedReward(funcs[0]), *funcs[1:]]
+        callbacks.append(RankReport(out / "distributed.json", funcs[0], cfg.launch.launcher))
     trainer = GRPOTrainer(
         model=model,
         processing_class=tokenizer,
-        reward_funcs=rewards.funcs,
+        reward_funcs=funcs,
         args=args,
         train_dataset=dataset,
-        callbacks=[MetricsFile(out / "metrics.jsonl"), health] + ([samples] if cfg.monitor.samples else []),
+        callbacks=callbacks,
     )
     samples.trainer = trainer
     return trainer
@@ -286,14 +367,16 @@ def export_if_asked(cfg: RunConfig, merged_dir: Path | None) -> bool:
     return export_gguf(merged_dir, cfg.save.quant).ok
 
 
-def save_outputs(cfg: RunConfig, model, tokenizer, out: Path) -> tuple[Path | None, Path | None]:
+def save_outputs(cfg: RunConfig, model, tokenizer, out: Path,
+                 adapter_saved: bool = False) -> tuple[Path | None, Path | None]:
+    """Adapter, merged model (save.formats). `adapter_saved`: the trainer already wrote OUT/adapter."""
     from kit.merge import save_adapter, save_full_model, save_merged
 
     if cfg.model.full_finetuning:  # no adapter: the trained weights are the merged model
         print(f"save: writing the fully fine-tuned model in {cfg.save.merged_dtype} -> {out / 'merged'}")
         base = loader.resolve_model_name(cfg.model.name)
         return None, save_full_model(model, tokenizer, base, out / "merged", cfg.save.merged_dtype)
-    adapter_dir = save_adapter(model, tokenizer, out / "adapter")
+    adapter_dir = out / "adapter" if adapter_saved else save_adapter(model, tokenizer, out / "adapter")
     merged_dir = None
     if "merged_16bit" in cfg.save.formats:
         print(f"save: merging the adapter into 16-bit ({cfg.save.merged_dtype}) weights -> {out / 'merged'}")
@@ -309,9 +392,9 @@ def save_outputs(cfg: RunConfig, model, tokenizer, out: Path) -> tuple[Path | No
 
 def announce(cfg: RunConfig, recipe: Recipe, out: Path) -> None:
     g = cfg.grpo
-    prompts = g.generation_batch_size // g.num_generations
+    prompts = cfg.completions_per_step // g.num_generations
     print(f"run: recipe {recipe.name}, model {cfg.model.name}, profile {cfg.profile}, output {out}")
-    print(f"run: {prompts} prompt(s) x {g.num_generations} generations = {g.generation_batch_size} "
+    print(f"run: {prompts} prompt(s) x {g.num_generations} generations = {cfg.completions_per_step} "
           f"completions per step, max_steps {g.max_steps}")
     if cfg.profile == SMOKE:
         print("run: SMOKE PROFILE: a tiny model built on the spot and the recipe's sample data, a few steps. "

@@ -50,3 +50,4 @@ def run_sft(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, args, out: P
     trainer = SFTTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=sft_dataset(recipe, rows),
                          callbacks=[MetricsFile(out / "metrics.jsonl", stage="sft")] + ([stopper] if stopper else []))
     trainer.train()
+    return trainer

@@ -66,9 +66,21 @@ def test_batch_not_divisible_by_generations_proposes_nearest_valid():
 
 
 def test_divisibility_counts_processes():
-    build_config([{"grpo": {"per_device_train_batch_size": 4, "num_generations": 8, "num_processes": 2}}])
-    with pytest.raises(KitError, match="num_processes \\(3\\)"):
-        build_config([{"grpo": {"per_device_train_batch_size": 4, "num_generations": 8, "num_processes": 3}}])
+    grpo = {"per_device_train_batch_size": 4, "num_generations": 8}
+    assert build_config([{"grpo": grpo, "launch": {"num_processes": 2}}]).completions_per_step == 8
+    with pytest.raises(KitError) as err:
+        build_config([{"grpo": grpo, "launch": {"num_processes": 3}}])
+    message = str(err.value)
+    assert "x launch.num_processes (3) = 12 completions per step" in message
+    # 8 x 3 = 24 and 4 x 2 x 3 = 24 are the nearest multiples of 8; no smaller batch works
+    assert "per_device_train_batch_size=8 or per_device_train_batch_size=0" not in message
+    assert "per_device_train_batch_size=8" in message and "gradient_accumulation_steps=2" in message
+
+
+def test_sharded_launchers_refuse_4bit_weights():
+    with pytest.raises(KitError, match="launch.launcher=zero3 shards 16-bit weights"):
+        build_config([{"launch": {"num_processes": 2, "launcher": "zero3"}}])
+    build_config([{"launch": {"num_processes": 2, "launcher": "zero3"}, "model": {"load_in_4bit": False}}])
 
 
 def test_completion_must_leave_room_for_prompt():

@@ -1,0 +1,115 @@
+"""Start a multi-process run: check it here, once, then run `accelerate launch` with the kit's config.
+
+    returncode = launch(cfg, recipe, train_argv)   # train_argv: the `kit train ...` arguments as typed
+
+Everything that can be refused (config, data, output folder, launcher) is refused before a single
+process starts, so a mistake is one message, not N tracebacks. The ranks then run `python -m kit train`
+with the same arguments and the output folder fixed here (a default one has a timestamp in its name,
+which N processes would not agree on).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from kit.config import RunConfig
+from kit.errors import KitError
+from kit.launch import CONFIG_DIR, ranks
+from kit.recipe import Recipe
+
+
+def launch(cfg: RunConfig, recipe: Recipe, train_argv: list[str], resume: bool = False) -> int:
+    from kit.runner import prepare_run
+
+    check_launch(cfg)
+    run = prepare_run(cfg, recipe, resume)  # data and output folder checks, the tiny model built once
+    command = accelerate_command(cfg, [*drop_out_flag(train_argv), "--out", str(run.out)])
+    n, launcher = cfg.launch.num_processes, cfg.launch.launcher
+    print(f"launch: {n} processes with {launcher} (kit/launch/{launcher}.yaml), "
+          f"{'GPUs' if gpu_count() else 'CPU only: gloo backend, for testing'}; output {run.out}")
+    print(f"launch: {' '.join(command)}")
+    with tempfile.TemporaryDirectory(prefix="kit-ranks-") as failures:
+        returncode = subprocess.run(command, env=worker_env(failures)).returncode
+        if returncode:
+            print(failure_message(returncode, ranks.first_failure(Path(failures))), file=sys.stderr)
+    return returncode
+
+
+def failure_message(returncode: int, first: str | None) -> str:
+    if first is None:  # killed before it could say why (out of memory, a signal)
+        return (f"error: the run stopped: a process exited with code {returncode} and the launcher stopped the "
+                "others; the messages above (lines starting [rankN]:) say more")
+    failed_rank = first.split(":")[0]
+    return (f"error: the run stopped: {first}\n"
+            f"  the launcher then stopped the other processes; {failed_rank}'s traceback is above "
+            f"(lines starting [{failed_rank.replace(' ', '')}]:)")
+
+
+def check_launch(cfg: RunConfig) -> None:
+    """What would stop the processes from starting, said before any of them does."""
+    n, launcher = cfg.launch.num_processes, cfg.launch.launcher
+    gpus = gpu_count()
+    if not gpus and launcher != "ddp":
+        raise KitError(f"launch.launcher={launcher} needs NVIDIA GPUs; without one only ddp runs "
+                       "(CPU processes, for testing): LAUNCHER=ddp")
+    if gpus and n > gpus:
+        raise KitError(f"launch.num_processes={n}, but this machine has {gpus} GPU(s): start one process per GPU "
+                       f"(NPROC={gpus})")
+    if launcher in ("zero2", "zero3") and importlib.util.find_spec("deepspeed") is None:
+        raise KitError(f"launch.launcher={launcher} uses DeepSpeed, which is not installed: pip install deepspeed "
+                       "(or use LAUNCHER=ddp / fsdp)")
+    if not (CONFIG_DIR / f"{launcher}.yaml").is_file():
+        raise KitError(f"the kit's launch config {CONFIG_DIR / f'{launcher}.yaml'} is missing; reinstall the kit")
+
+
+def accelerate_command(cfg: RunConfig, train_argv: list[str]) -> list[str]:
+    n, launcher = cfg.launch.num_processes, cfg.launch.launcher
+    command = [sys.executable, "-m", "accelerate.commands.launch",
+               "--config_file", str(CONFIG_DIR / f"{launcher}.yaml"),
+               "--num_processes", str(n),
+               "--main_process_port", str(free_port())]  # two runs on one machine must not share a port
+    if not gpu_count():  # the cores are shared among the processes instead of each taking them all
+        command += ["--num_cpu_threads_per_process", str(max(1, (os.cpu_count() or 1) // n))]
+    return [*command, "-m", "kit", "train", *train_argv]
+
+
+def worker_env(failures: str) -> dict[str, str]:
+    env = dict(os.environ, **{ranks.FAILURES_ENV: failures})
+    if not gpu_count():
+        env["ACCELERATE_USE_CPU"] = "true"  # MULTI_CPU with gloo; without it each process thinks it is alone
+    return env
+
+
+def drop_out_flag(argv: list[str]) -> list[str]:
+    """The arguments without --out / --out=X (the launcher passes the resolved folder)."""
+    kept, skip = [], False
+    for item in argv:
+        if skip:
+            skip = False
+        elif item == "--out":
+            skip = True
+        elif not item.startswith("--out="):
+            kept.append(item)
+    return kept
+
+
+def gpu_count() -> int:
+    import torch
+
+    return torch.cuda.device_count()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch_configs() -> dict[str, Path]:
+    return {path.stem: path for path in sorted(CONFIG_DIR.glob("*.yaml"))}

@@ -1,0 +1,102 @@
+"""Which process this is, for code that runs in every rank of a multi-process run.
+
+torchrun (under `accelerate launch`) sets WORLD_SIZE, RANK and LOCAL_RANK; a plain `python -m kit`
+has none of them and is a world of one, so these helpers cost nothing on one GPU.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+# The launching process names a folder here; a rank that fails leaves its one-line reason in it.
+FAILURES_ENV = "KIT_RANK_FAILURES"
+
+
+def world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def rank() -> int:
+    return int(os.environ.get("RANK", "0"))
+
+
+def local_rank() -> int:
+    return int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def in_worker() -> bool:
+    """True inside a rank started by a launcher with more than one process."""
+    return world_size() > 1
+
+
+def is_main() -> bool:
+    return rank() == 0
+
+
+def state():
+    """accelerate's process state, set up for this machine: gloo on CPU, NCCL on GPUs.
+
+    The first call fixes it for the process (the trainer's own call reuses it), so CPU must be said here.
+    """
+    import torch
+    from accelerate import PartialState
+
+    return PartialState(cpu=not torch.cuda.is_available())
+
+
+def wait_for_everyone() -> None:
+    if in_worker():
+        state().wait_for_everyone()
+
+
+def gather_to_main(item) -> list | None:
+    """Every rank's `item`, in rank order, on rank 0; None on the others."""
+    if not in_worker():
+        return [item]
+    from accelerate.utils import gather_object
+
+    state()
+    items = gather_object([item])
+    return items if is_main() else None
+
+
+def quiet_other_ranks() -> None:
+    """Ranks other than 0 print nothing: the console shows one run's progress, not N copies of it.
+
+    Their errors still reach stderr, so a rank that fails says why.
+    """
+    if not in_worker() or is_main():
+        return
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (for the life of the process)
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.WARNING)  # errors still show
+    os.environ["TQDM_DISABLE"] = "1"
+    os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    os.environ["DATASETS_VERBOSITY"] = "error"
+
+
+def record_failure(err: BaseException) -> None:
+    """Leave this rank's reason for the launcher, which reports the rank that failed first."""
+    folder = os.environ.get(FAILURES_ENV)
+    if not folder or not in_worker():
+        return
+    text = str(err).splitlines()[0] if str(err) else ""
+    reason = text if type(err).__name__ == "KitError" else f"{type(err).__name__}: {text}"
+    Path(folder, f"rank-{rank()}").write_text(f"{time.time()}\t{reason}")
+
+
+def first_failure(folder: Path) -> str | None:
+    """'rank N: reason' for the earliest failure recorded in `folder` (the others followed from it)."""
+    records = []
+    for path in Path(folder).glob("rank-*"):
+        stamp, _, reason = path.read_text().partition("\t")
+        records.append((float(stamp), path.name.removeprefix("rank-"), reason))
+    if not records:
+        return None
+    _, failed_rank, reason = min(records)
+    return f"rank {failed_rank}: {reason}"
