@@ -1,0 +1,77 @@
+"""The launching side: the command it builds, what it refuses before any process starts, its shipped configs."""
+
+import pytest
+from accelerate.commands.config.config_args import load_config_from_file
+from accelerate.utils import DistributedType
+
+from kit.cli import main
+from kit.config import build_config
+from kit.errors import KitError
+from kit.launch import launcher
+from kit.launch.launcher import accelerate_command, check_launch, drop_out_flag, failure_message, launch_configs
+
+
+def two(launcher_name="ddp", **model):
+    return build_config([{"launch": {"num_processes": 2, "launcher": launcher_name}, "model": model}])
+
+
+def test_command_runs_the_same_train_through_accelerate_with_the_kit_config():
+    command = accelerate_command(two("ddp"), ["gsm8k", "--num-processes", "2", "--out", "runs/x"])
+    config = command[command.index("--config_file") + 1]
+    assert config.endswith("kit/launch/ddp.yaml")
+    assert command[command.index("--num_processes") + 1] == "2"
+    last_module = len(command) - 1 - command[::-1].index("-m")
+    assert command[:3] == [command[0], "-m", "accelerate.commands.launch"]
+    assert command[last_module + 1:] == ["kit", "train", "gsm8k", "--num-processes", "2", "--out", "runs/x"]
+    assert int(command[command.index("--main_process_port") + 1]) > 0
+
+
+def test_out_flag_is_replaced_not_repeated():
+    assert drop_out_flag(["gsm8k", "--out", "a", "--steps", "3", "--out=b", "grpo.beta=0.1"]) == \
+        ["gsm8k", "--steps", "3", "grpo.beta=0.1"]
+
+
+@pytest.mark.parametrize("name,kind", [("ddp", DistributedType.MULTI_GPU), ("zero2", DistributedType.DEEPSPEED),
+                                       ("zero3", DistributedType.DEEPSPEED), ("fsdp", DistributedType.FSDP)])
+def test_shipped_configs_are_accelerate_configs_with_a_comment_on_when_to_use_them(name, kind):
+    path = launch_configs()[name]
+    assert load_config_from_file(str(path)).distributed_type == kind
+    assert path.read_text().startswith("# ") and "Use it" in path.read_text()
+
+
+def test_launchers_other_than_ddp_need_gpus(monkeypatch):
+    monkeypatch.setattr(launcher, "gpu_count", lambda: 0)
+    check_launch(two("ddp"))
+    with pytest.raises(KitError, match="launch.launcher=zero2 needs NVIDIA GPUs"):
+        check_launch(two("zero2"))
+
+
+def test_one_process_per_gpu(monkeypatch):
+    monkeypatch.setattr(launcher, "gpu_count", lambda: 1)
+    with pytest.raises(KitError, match="this machine has 1 GPU"):
+        check_launch(two("ddp"))
+
+
+def test_deepspeed_launchers_say_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(launcher, "gpu_count", lambda: 2)
+    monkeypatch.setattr(launcher.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(KitError, match="pip install deepspeed"):
+        check_launch(two("zero2"))
+
+
+def test_failure_message_names_the_rank_that_failed_first():
+    message = failure_message(1, "rank 1: RuntimeError: boom")
+    assert message.startswith("error: the run stopped: rank 1: RuntimeError: boom")
+    assert "[rank1]:" in message
+    assert "exited with code -9" in failure_message(-9, None)
+
+
+def test_cli_refuses_before_starting_any_process(tmp_path, capsys):
+    out = tmp_path / "run"
+    # 4 per process x 3 processes = 12 completions cannot hold groups of 8
+    assert main(["train", "gsm8k", "--num-processes", "3", "--out", str(out), "grpo.num_generations=8"]) == 2
+    error = capsys.readouterr().err
+    assert "x launch.num_processes (3) = 12 completions per step" in error and "nearest valid" in error
+    assert main(["train", "gsm8k", "--num-processes", "2", "--launcher", "fsdp", "--out", str(out)]) == 2
+    assert "launch.launcher=fsdp" in capsys.readouterr().err
+    assert not out.exists()
