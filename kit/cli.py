@@ -134,7 +134,9 @@ def train_command(args: argparse.Namespace) -> int:
     try:
         result = run_training(cfg, recipe, resume=args.resume, plan=plan)
     except Interrupted as stop:
-        print(stop, file=sys.stderr)
+        if ranks.is_main():
+            print(stop, file=sys.stderr)
+        ranks.record_interruption()
         return 130
     return 0 if result.gguf_verified else 1
 

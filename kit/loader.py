@@ -103,7 +103,7 @@ def load_with_peft(cfg: ModelConfig, seed: int):
         model = get_peft_model(model, LoraConfig(
             r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
             target_modules=cfg.target_modules, task_type="CAUSAL_LM"))
-    if not four_bit:
+    if cuda and not four_bit:  # on CPU it stays where it is: a "cpu:N" device would be saved in checkpoints
         model.to(ranks.state().device)
     return model, _with_pad(tokenizer)
 

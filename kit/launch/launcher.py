@@ -10,8 +10,10 @@ which N processes would not agree on).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -34,11 +36,23 @@ def launch(cfg: RunConfig, recipe: Recipe, train_argv: list[str], resume: bool =
     print(f"launch: {n} processes with {launcher} (kit/launch/{launcher}.yaml), "
           f"{'GPUs' if gpu_count() else 'CPU only: gloo backend, for testing'}; output {run.out}")
     print(f"launch: {' '.join(command)}")
-    with tempfile.TemporaryDirectory(prefix="kit-ranks-") as failures:
+    with tempfile.TemporaryDirectory(prefix="kit-ranks-") as failures, sigint_ignored():
         returncode = subprocess.run(command, env=worker_env(failures)).returncode
+        if returncode and ranks.was_interrupted(Path(failures)):
+            return 130  # rank 0 said where the checkpoint is and how to resume
         if returncode:
             print(failure_message(returncode, ranks.first_failure(Path(failures))), file=sys.stderr)
     return returncode
+
+
+@contextlib.contextmanager
+def sigint_ignored():
+    """Ctrl-C reaches the processes themselves, which save a checkpoint and stop; this one waits for them."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def failure_message(returncode: int, first: str | None) -> str:
@@ -83,6 +97,8 @@ def worker_env(failures: str) -> dict[str, str]:
     env = dict(os.environ, **{ranks.FAILURES_ENV: failures})
     if not gpu_count():
         env["ACCELERATE_USE_CPU"] = "true"  # MULTI_CPU with gloo; without it each process thinks it is alone
+        # plain "cpu", not accelerate's "cpu:<rank>": torch.load cannot map a resumed checkpoint onto "cpu:0"
+        env["ACCELERATE_TORCH_DEVICE"] = "cpu"
     return env
 
 

@@ -90,6 +90,17 @@ def record_failure(err: BaseException) -> None:
     Path(folder, f"rank-{rank()}").write_text(f"{time.time()}\t{reason}")
 
 
+def record_interruption() -> None:
+    """A rank stopped on Ctrl-C / SIGTERM after saving a checkpoint: not a failure."""
+    folder = os.environ.get(FAILURES_ENV)
+    if folder and in_worker():
+        Path(folder, f"interrupted-{rank()}").touch()
+
+
+def was_interrupted(folder: Path) -> bool:
+    return any(Path(folder).glob("interrupted-*"))
+
+
 def first_failure(folder: Path) -> str | None:
     """'rank N: reason' for the earliest failure recorded in `folder` (the others followed from it)."""
     records = []

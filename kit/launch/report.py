@@ -2,7 +2,7 @@
 
     {"num_processes": 2, "launcher": "ddp", "backend": "gloo", "ranks": [
         {"rank": 0, "device": "cpu", "optimizer_steps": 2, "completions_per_step": [2, 2],
-         "trainable_norm_start": 0.61, "trainable_norm_end": 0.63}, ...]}
+         "trainable_norm_start": 0.61, "trainable_norm_end": 0.63, "last_step": 2}, ...]}
 
 Completions are counted where this rank scores them (its share of each step's batch); the norm of the
 trainable weights shows that the rank trained (end differs from start) and, under DDP, that the ranks
@@ -57,6 +57,7 @@ class RankReport(TrainerCallback):
 
     def on_train_end(self, args, state, control, model=None, **kwargs):
         self.record["trainable_norm_end"] = trainable_norm(model)
+        self.record["last_step"] = state.global_step  # past optimizer_steps when the run was resumed
         everyone = ranks.gather_to_main(self.record)  # a collective: every rank gets here
         if everyone is None:
             return

@@ -51,6 +51,24 @@ def test_make_train_with_two_processes(tmp_path):
     assert [s["step"] for s in samples] == [1] * cfg.monitor.samples  # step 1's samples, written once, not per rank
 
 
+def kit_train(*args):
+    return subprocess.run([sys.executable, "-m", "kit", "train", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_two_process_run_resumes_from_its_checkpoint(tmp_path):
+    out = tmp_path / "run"
+    first = kit_train("gsm8k", "--num-processes", "2", "--out", str(out), "--steps", "2", "grpo.save_steps=1", "eval.n=0")
+    assert first.returncode == 0, first.stderr[-3000:]
+    # the resumed run reads launch.num_processes from OUT/run.yaml and starts two processes again
+    resumed = kit_train("gsm8k", "--out", str(out), "--resume", "--steps", "3")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "launch: 2 processes" in resumed.stdout and "checkpoint-2" in resumed.stdout
+    assert [m["step"] for m in read_metrics(out / "metrics.jsonl") if "reward" in m] == [1, 2, 3]
+    report = json.loads((out / "distributed.json").read_text())
+    assert [(r["optimizer_steps"], r["last_step"]) for r in report["ranks"]] == [(1, 3), (1, 3)]
+
+
 FAILING_RECIPE = textwrap.dedent(
     """
     import os
@@ -74,8 +92,7 @@ def test_one_failing_rank_stops_the_run_and_is_named(tmp_path):
     recipe = tmp_path / "failing_rank.py"
     recipe.write_text(FAILING_RECIPE)
     out = tmp_path / "run"
-    result = subprocess.run([sys.executable, "-m", "kit", "train", str(recipe), "--num-processes", "2", "--out", str(out),
-                             "eval.n=0"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    result = kit_train(str(recipe), "--num-processes", "2", "--out", str(out), "eval.n=0")
     assert result.returncode != 0
     assert "error: the run stopped: rank 1: RuntimeError: reward failed on purpose in rank 1" in result.stderr
     assert not (out / "merged").exists() and not (out / "adapter").exists()

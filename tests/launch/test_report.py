@@ -34,10 +34,10 @@ def test_report_records_steps_completions_and_weight_change(tmp_path, monkeypatc
         report.on_step_end(args, None, None)
     with torch.no_grad():
         model.weight.add_(1.0)
-    report.on_train_end(args, None, None, model=model)
+    report.on_train_end(args, SimpleNamespace(global_step=2), None, model=model)
     written = json.loads((tmp_path / "distributed.json").read_text())
     (rank,) = written["ranks"]
-    assert rank["optimizer_steps"] == 2 and rank["completions_per_step"] == [2, 3]
+    assert rank["optimizer_steps"] == 2 and rank["completions_per_step"] == [2, 3] and rank["last_step"] == 2
     assert rank["trainable_norm_end"] != rank["trainable_norm_start"]
     assert written["num_processes"] == 1 and written["launcher"] == "ddp"
 
