@@ -66,8 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                       "(default: the GPU here, else T4)")
     plan.add_argument("--config", help="YAML file of settings, as for train")
     plan.add_argument("--profile", choices=["smoke", "full"], help="smoke: the tiny model (default full)")
-    plan.add_argument("--stack", choices=["unsloth", "trl"], default="unsloth",
-                      help="trl: what plain TRL + FlashAttention 2 would need, for comparison")
+    plan.add_argument("--stack", choices=["unsloth", "trl"],
+                      help="trl: what plain TRL + FlashAttention 2 would need (the default with "
+                      "launch.num_processes > 1, which loads with transformers + PEFT)")
     plan.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.num_generations=16")
 
     rewards = commands.add_parser("rewards", help="work with a recipe's reward functions")
@@ -144,7 +145,7 @@ def train_command(args: argparse.Namespace) -> int:
 def plan_command(args: argparse.Namespace) -> int:
     from kit.config import read_yaml, resolve_config
     from kit.plan.gpus import GPUS
-    from kit.plan.check import target_gpu
+    from kit.plan.check import default_stack, target_gpu
     from kit.plan.planner import NO_FIT, assess, describe, make_plan
     from kit.plan.shapes import read_shape
     from kit.recipe import load_recipe
@@ -158,9 +159,10 @@ def plan_command(args: argparse.Namespace) -> int:
     if target is None:
         print("no GPU here and no --gpu: planning for a T4 (Colab / Kaggle free tier)\n")
         target = ("T4", GPUS["T4"])
-    plan = make_plan(cfg, shape, *target, stack=args.stack)
+    stack = args.stack or default_stack(cfg)
+    plan = make_plan(cfg, shape, *target, stack=stack)
     print(describe(plan))
-    others = [f"{name} {assess(cfg, shape, name, gib, args.stack).verdict}" for name, gib in GPUS.items()]
+    others = [f"{name} {assess(cfg, shape, name, gib, stack).verdict}" for name, gib in GPUS.items()]
     print(f"\nother GPUs: {', '.join(others)}")
     return 1 if plan.verdict == NO_FIT else 0
 

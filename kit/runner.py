@@ -174,15 +174,12 @@ def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False, plan=None
         timings[f"{stage} training"] = time.perf_counter() - started
         evaluations.append(evaluate("after" if len(cfg.stages) == 1 else f"after {stage}"))
         save_partial_evaluations(out, evaluations)
-    if ranks.in_worker():
-        if cfg.launch.launcher in SHARDED:  # every rank holds a shard: gathered, and written by rank 0
-            trainer.save_model(str(out / "adapter"))
-        if not ranks.is_main():  # rank 0 holds the whole trained model now; it merges and reports alone
-            return RunResult(out, None, None, seconds_since_start())
+    adapter_saved = gather_sharded_adapter(cfg, trainer, out)
+    if not ranks.is_main():  # rank 0 holds the whole trained model; it merges and reports alone
+        return RunResult(out, None, None, seconds_since_start())
     table = report_evaluation(out, evaluations)
     started = time.perf_counter()
-    adapter_dir, merged_dir = save_outputs(cfg, model, tokenizer, out, adapter_saved=cfg.launch.launcher in SHARDED
-                                           and ranks.in_worker())
+    adapter_dir, merged_dir = save_outputs(cfg, model, tokenizer, out, adapter_saved)
     exported = export_if_asked(cfg, merged_dir)
     timings["save and export"] = time.perf_counter() - started
     timings["whole run"] = seconds_since_start()
@@ -192,6 +189,14 @@ def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False, plan=None
     result = RunResult(out, adapter_dir, merged_dir, seconds_since_start(), exported)
     print_summary(cfg, result)
     return result
+
+
+def gather_sharded_adapter(cfg: RunConfig, trainer, out: Path) -> bool:
+    """ZeRO-3 / FSDP: each rank holds a shard; the trainer gathers the adapter and rank 0 writes OUT/adapter."""
+    if not (ranks.in_worker() and cfg.launch.launcher in SHARDED):
+        return False
+    trainer.save_model(str(out / "adapter"))
+    return True
 
 
 def build_stage_args(cfg: RunConfig, recipe: Recipe, rows, rewards: RewardBundle, out: Path) -> dict:

@@ -23,9 +23,12 @@ def plan_for_run(cfg: RunConfig, gpu: str | None = None) -> Plan | None:
     target = target_gpu(gpu)
     if target is None:
         return None
-    # several processes load with transformers + PEFT (kit.launch): per GPU, what plain TRL needs
-    stack = "trl" if cfg.launch.num_processes > 1 else "unsloth"
-    return make_plan(cfg, read_shape(cfg.model.name), *target, stack=stack)
+    return make_plan(cfg, read_shape(cfg.model.name), *target, stack=default_stack(cfg))
+
+
+def default_stack(cfg: RunConfig) -> str:
+    """Several processes load with transformers + PEFT (kit.launch): per GPU, what plain TRL needs."""
+    return "trl" if cfg.launch.num_processes > 1 else "unsloth"
 
 
 def check_before_training(cfg: RunConfig, gpu: str | None, skip: bool) -> Plan | None:

@@ -17,6 +17,16 @@ def test_plan_prints_breakdown_and_verdict(capsys):
     assert "other GPUs:" in out
 
 
+def test_several_processes_are_planned_as_plain_trl(capsys):
+    common = ["plan", "gsm8k", "--model", QWEN, "--gpu", "A100-80GB"]
+    main(common)
+    one = capsys.readouterr().out
+    main([*common, "launch.num_processes=2"])
+    two = capsys.readouterr().out
+    main([*common, "--stack", "trl"])
+    assert two.split("\nother GPUs")[0] == capsys.readouterr().out.split("\nother GPUs")[0] != one.split("\nother GPUs")[0]
+
+
 def test_plan_exits_1_when_it_does_not_fit(capsys):
     assert main(["plan", "gsm8k", "--model", LLAMA, "--gpu", "T4", "model.load_in_4bit=false"]) == 1
     assert "verdict: does not fit" in capsys.readouterr().out
