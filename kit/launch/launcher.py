@@ -47,8 +47,11 @@ def launch(cfg: RunConfig, recipe: Recipe, train_argv: list[str], resume: bool =
 
 @contextlib.contextmanager
 def sigint_ignored():
-    """Ctrl-C reaches the processes themselves, which save a checkpoint and stop; this one waits for them."""
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """Ctrl-C reaches the processes themselves, which save a checkpoint and stop; this one waits for them.
+
+    A handler that does nothing, not SIG_IGN: an ignored signal would stay ignored in the processes started.
+    """
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: None)
     try:
         yield
     finally:
