@@ -139,7 +139,10 @@ def train_command(args: argparse.Namespace) -> int:
             print(stop, file=sys.stderr)
         ranks.record_interruption()
         return 130
-    return 0 if result.gguf_verified else 1
+    if not result.gguf_verified:
+        ranks.record_failure(KitError(f"the GGUF files failed verification: see {result.output_dir / 'gguf'}"))
+        return 1
+    return 0
 
 
 def plan_command(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from kit.errors import KitError
+from kit.launch import SHARDED
 
 SMOKE, FULL = "smoke", "full"
 TINY_MODEL = "kit:tiny-llama"  # built on the spot by kit.tiny; no download
@@ -215,10 +216,13 @@ def cross_field_problems(cfg: RunConfig) -> list[str]:
         problems.append(f"stages: {cfg.stages} repeats a stage; each of sft and grpo runs at most once")
     if "gguf" in cfg.save.formats and "merged_16bit" not in cfg.save.formats:
         problems.append("save.formats: gguf is made from the merged 16-bit model; add merged_16bit")
-    if cfg.launch.launcher in ("zero3", "fsdp") and cfg.model.load_in_4bit:
+    if cfg.launch.launcher == "fsdp" and cfg.grpo.optim.startswith(("adamw_8bit", "paged_adamw_8bit", "adamw_bnb_8bit")):
+        problems.append(f"launch.launcher=fsdp with grpo.optim={cfg.grpo.optim}: bitsandbytes' 8-bit Adam does not "
+                        "handle FSDP2's sharded weights; set grpo.optim=adamw_torch (or use launcher zero3)")
+    if cfg.launch.launcher in SHARDED and cfg.model.load_in_4bit:
         problems.append(f"launch.launcher={cfg.launch.launcher} shards 16-bit weights across GPUs; the kit does not "
                         "shard 4-bit ones: set model.load_in_4bit=false, or use launcher ddp or zero2")
-    if cfg.launch.launcher in ("zero3", "fsdp") and cfg.model.full_finetuning:
+    if cfg.launch.launcher in SHARDED and cfg.model.full_finetuning:
         problems.append(f"model.full_finetuning with launch.launcher={cfg.launch.launcher}: the kit saves sharded "
                         "LoRA adapters only; train LoRA, or use launcher ddp or zero2 for full fine-tuning")
     for name, weight in cfg.rewards.items():

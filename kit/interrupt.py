@@ -13,13 +13,15 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
+from kit.launch import ranks
+
 
 class GracefulStop(TrainerCallback):
     def __init__(self):
         self.requested = False
 
     def on_step_end(self, args, state, control, **kwargs):
-        if self.requested:
+        if ranks.any_rank(self.requested):  # ranks see the signal at different moments; they stop at one step
             control.should_save = True
             control.should_training_stop = True
 

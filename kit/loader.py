@@ -40,10 +40,13 @@ def fast_inference_available(cfg: ModelConfig) -> bool:
     return True
 
 
-def load_model(cfg: ModelConfig, seed: int = 3407):
-    """Load `cfg.name` with Unsloth and wrap it in LoRA adapters (unless full_finetuning); returns (model, tokenizer)."""
+def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
+    """Load `cfg.name` with Unsloth and wrap it in LoRA adapters (unless full_finetuning); returns (model, tokenizer).
+
+    `sharded`: a rank of a ZeRO-3 / FSDP run, whose weights the launcher places, not the loader.
+    """
     if ranks.in_worker():
-        return load_with_peft(cfg, seed)
+        return load_with_peft(cfg, seed, sharded)
     fast = fast_inference_available(cfg)
     extra = {"gpu_memory_utilization": cfg.gpu_memory_utilization, "max_lora_rank": cfg.lora_rank} if fast else {}
     try:
@@ -73,7 +76,7 @@ def load_model(cfg: ModelConfig, seed: int = 3407):
     return model, _with_pad(tokenizer)
 
 
-def load_with_peft(cfg: ModelConfig, seed: int):
+def load_with_peft(cfg: ModelConfig, seed: int, sharded: bool = False):
     """One rank's model: transformers weights (bitsandbytes 4-bit on a GPU), LoRA from PEFT, on this rank's device."""
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
     from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig
@@ -103,7 +106,9 @@ def load_with_peft(cfg: ModelConfig, seed: int):
         model = get_peft_model(model, LoraConfig(
             r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
             target_modules=cfg.target_modules, task_type="CAUSAL_LM"))
-    if cuda and not four_bit:  # on CPU it stays where it is: a "cpu:N" device would be saved in checkpoints
+    # on CPU it stays where it is (a "cpu:N" device would be saved in checkpoints); sharded, it stays on the
+    # CPU until DeepSpeed / FSDP split it, so no GPU ever holds the whole model
+    if cuda and not four_bit and not sharded:
         model.to(ranks.state().device)
     return model, _with_pad(tokenizer)
 

@@ -106,12 +106,15 @@ class HealthCallback(TrainerCallback):
         self.monitor, self.path = monitor, Path(path)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if not state.is_world_process_zero or not logs:
+        # Every rank judges the same logs (the trainer averages them over ranks), so all stop together;
+        # rank 0 alone says it and writes it.
+        if not logs:
             return
         for diagnostic in self.monitor.observe(state.global_step, logs):
-            print(f"health (step {diagnostic.step}): {diagnostic.message}")
-            with self.path.open("a") as f:
-                f.write(json.dumps(asdict(diagnostic)) + "\n")
+            if state.is_world_process_zero:
+                print(f"health (step {diagnostic.step}): {diagnostic.message}")
+                with self.path.open("a") as f:
+                    f.write(json.dumps(asdict(diagnostic)) + "\n")
             if diagnostic.code == "not_finite":
                 control.should_save = True
                 control.should_training_stop = True

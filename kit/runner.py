@@ -13,7 +13,8 @@ Output layout (stable, other tools read it):
     OUT/plots/          run.png, metrics.png;  OUT/samples.jsonl, OUT/diagnostics.jsonl
     OUT/distributed.json  (more than one process) what each rank did: steps, completions, weight norms
 
-With more than one process (kit.launch), every rank runs this module and only rank 0 writes OUT/.
+With more than one process (kit.launch), every rank runs this module and rank 0 alone writes the files
+above; inside checkpoints, the trainer also keeps one RNG state per rank (and DeepSpeed its shards).
 """
 
 from __future__ import annotations
@@ -29,13 +30,11 @@ from kit.config import SMOKE, RunConfig
 from kit.data import drop_long_prompts, load_eval_rows, load_rows
 from kit.env import package_versions
 from kit.errors import KitError
-from kit.launch import ranks
+from kit.launch import SHARDED, ranks
 from kit.recipe import Recipe, RewardBundle
 
 # Keys the kit sets itself; grpo.extra may not override them.
 _KIT_OWNED = {"output_dir", "seed", "reward_weights", "save_strategy"}
-# Launchers that split the weights across ranks: one rank alone cannot generate with the model.
-SHARDED = ("zero3", "fsdp")
 
 
 @dataclass
@@ -131,7 +130,8 @@ def rank_settings(cfg: RunConfig) -> dict:
                 "ddp_find_unused_parameters": cfg.model.full_finetuning}  # every LoRA weight gets a gradient
     if loader.fast_inference_available(cfg.model):
         settings |= {"use_vllm": True, "vllm_mode": "colocate",
-                     "vllm_gpu_memory_utilization": cfg.model.gpu_memory_utilization}
+                     "vllm_gpu_memory_utilization": cfg.model.gpu_memory_utilization,  # the plan checks this share
+                     "vllm_max_model_length": cfg.model.max_seq_length}  # not the model's whole context
     return settings
 
 
@@ -160,7 +160,7 @@ def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False, plan=None
         if not resume:
             write_run_file(out, cfg)
     announce(cfg, recipe, out)
-    model, tokenizer = loader.load_model(cfg.model, cfg.seed)
+    model, tokenizer = loader.load_model(cfg.model, cfg.seed, sharded=cfg.launch.launcher in SHARDED)
     dataset = drop_long_prompts(run.rows, tokenizer, cfg.data.max_prompt_length)
     timings = {"load": seconds_since_start()}
     evaluate = lambda name: evaluate_held_out(cfg, recipe, model, tokenizer, run.held_out, name)  # noqa: E731
@@ -268,13 +268,15 @@ def earlier_evaluations(out: Path) -> list:
 
     from kit.evaluate import EvalResult
 
+    if not ranks.is_main():  # rank 0 alone evaluates and keeps the table
+        return [None]
     path = out / "eval.json"
     results = json.loads(path.read_text())["results"] if path.exists() else []
     return [EvalResult(**r) for r in results if not r["name"].endswith("grpo") and r["name"] != "after"] or [None]
 
 
 def save_partial_evaluations(out: Path, evaluations: list) -> None:
-    if evaluations and evaluations[0] is not None:
+    if ranks.is_main() and evaluations and evaluations[0] is not None:
         from kit.evaluate import write_json
 
         write_json(out / "eval.json", evaluations)

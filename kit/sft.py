@@ -40,7 +40,8 @@ def sft_args(cfg: RunConfig, out: Path):
     )
 
 
-def run_sft(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, args, out: Path, stopper=None) -> None:
+def run_sft(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, args, out: Path, stopper=None):
+    """Train the warm start in place; returns the trainer (its save_model gathers sharded weights)."""
     from trl import SFTTrainer
 
     from kit.metrics import MetricsFile

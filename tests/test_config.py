@@ -77,6 +77,13 @@ def test_divisibility_counts_processes():
     assert "per_device_train_batch_size=8" in message and "gradient_accumulation_steps=2" in message
 
 
+def test_fsdp_refuses_8bit_adam():
+    sharded = {"launch": {"num_processes": 2, "launcher": "fsdp"}, "model": {"load_in_4bit": False}}
+    with pytest.raises(KitError, match="grpo.optim=adamw_torch"):
+        build_config([sharded, {"grpo": {"optim": "adamw_8bit"}}])
+    build_config([sharded, {"grpo": {"optim": "adamw_torch"}}])
+
+
 def test_sharded_launchers_refuse_4bit_weights():
     with pytest.raises(KitError, match="launch.launcher=zero3 shards 16-bit weights"):
         build_config([{"launch": {"num_processes": 2, "launcher": "zero3"}}])

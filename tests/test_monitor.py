@@ -61,3 +61,20 @@ def test_diagnostic_fires_again_after_it_clears():
     bad = {"completions/clipped_ratio": 0.99}
     stream = [{**healthy(s), **bad} for s in range(5)] + [healthy(s) for s in range(5)] + [{**healthy(s), **bad} for s in range(5)]
     assert [c for c in run(stream) if c[0] == "clipped"] == [("clipped", 3), ("clipped", 13)]
+
+
+@pytest.mark.parametrize("rank_zero", [True, False])
+def test_every_rank_stops_on_a_diverged_loss_but_only_rank_zero_writes(tmp_path, rank_zero):
+    from types import SimpleNamespace
+
+    from transformers import TrainerControl
+
+    from kit.monitor import HealthCallback
+
+    path = tmp_path / "diagnostics.jsonl"
+    callback = HealthCallback(HealthMonitor(beta=0.04), path)
+    control = TrainerControl()
+    state = SimpleNamespace(is_world_process_zero=rank_zero, global_step=1)
+    callback.on_log(None, state, control, logs={**healthy(1), "loss": math.nan})
+    assert control.should_training_stop and control.should_save  # ranks stopping apart would hang the others
+    assert path.exists() == rank_zero

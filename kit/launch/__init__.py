@@ -12,3 +12,5 @@ writes OUT/distributed.json: what each rank did (kit.launch.report).
 from pathlib import Path
 
 CONFIG_DIR = Path(__file__).parent
+# Launchers that split the weights across processes: no single process holds the whole model.
+SHARDED = ("zero3", "fsdp")

@@ -10,7 +10,6 @@ which N processes would not agree on).
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import os
 import signal
@@ -36,36 +35,42 @@ def launch(cfg: RunConfig, recipe: Recipe, train_argv: list[str], resume: bool =
     print(f"launch: {n} processes with {launcher} (kit/launch/{launcher}.yaml), "
           f"{'GPUs' if gpu_count() else 'CPU only: gloo backend, for testing'}; output {run.out}")
     print(f"launch: {' '.join(command)}")
-    with tempfile.TemporaryDirectory(prefix="kit-ranks-") as failures, sigint_ignored():
-        returncode = subprocess.run(command, env=worker_env(failures)).returncode
-        if returncode and ranks.was_interrupted(Path(failures)):
+    with tempfile.TemporaryDirectory(prefix="kit-ranks-") as failures:
+        returncode = run_launcher(command, worker_env(failures))
+        first = ranks.first_failure(Path(failures))
+        if returncode and first is None and ranks.was_interrupted(Path(failures)):
             return 130  # rank 0 said where the checkpoint is and how to resume
         if returncode:
-            print(failure_message(returncode, ranks.first_failure(Path(failures))), file=sys.stderr)
+            print(failure_message(returncode, first), file=sys.stderr)
     return returncode
 
 
-@contextlib.contextmanager
-def sigint_ignored():
-    """Ctrl-C reaches the processes themselves, which save a checkpoint and stop; this one waits for them.
+def run_launcher(command: list[str], env: dict[str, str]) -> int:
+    """Run accelerate's launcher and wait for it, passing Ctrl-C and SIGTERM on as a request to stop.
 
-    A handler that does nothing, not SIG_IGN: an ignored signal would stay ignored in the processes started.
+    Ctrl-C reaches the launcher from the terminal already; SIGTERM (a scheduler, `kill`) is sent on to it.
+    Either way it asks every process to save a checkpoint and stop, and this process waits for them.
     """
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: None)
+    process = subprocess.Popen(command, env=env)
+    previous = {
+        signal.SIGINT: signal.signal(signal.SIGINT, lambda signum, frame: None),  # not SIG_IGN: that is inherited
+        signal.SIGTERM: signal.signal(signal.SIGTERM, lambda signum, frame: process.send_signal(signal.SIGTERM)),
+    }
     try:
-        yield
+        return process.wait()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def failure_message(returncode: int, first: str | None) -> str:
-    if first is None:  # killed before it could say why (out of memory, a signal)
-        return (f"error: the run stopped: a process exited with code {returncode} and the launcher stopped the "
-                "others; the messages above (lines starting [rankN]:) say more")
+    if first is None:  # ended before it could say why (out of memory, a signal)
+        return (f"error: the run stopped: a process exited with code {returncode} without saying why (out of memory? "
+                "killed?); the lines above starting [rankN]: say more")
     failed_rank = first.split(":")[0]
     return (f"error: the run stopped: {first}\n"
-            f"  the launcher then stopped the other processes; {failed_rank}'s traceback is above "
-            f"(lines starting [{failed_rank.replace(' ', '')}]:)")
+            f"  {failed_rank}'s messages are above, in lines starting [{failed_rank.replace(' ', '')}]:; "
+            "when a process fails, the launcher stops the others")
 
 
 def check_launch(cfg: RunConfig) -> None:
@@ -98,6 +103,9 @@ def accelerate_command(cfg: RunConfig, train_argv: list[str]) -> list[str]:
 
 def worker_env(failures: str) -> dict[str, str]:
     env = dict(os.environ, **{ranks.FAILURES_ENV: failures})
+    # After Ctrl-C the launcher waits this long for the processes to finish their step and save a checkpoint
+    # before it kills them (torch's default, 30 s, is shorter than one GRPO step of a real model).
+    env.setdefault("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "180")
     if not gpu_count():
         env["ACCELERATE_USE_CPU"] = "true"  # MULTI_CPU with gloo; without it each process thinks it is alone
         # plain "cpu", not accelerate's "cpu:<rank>": torch.load cannot map a resumed checkpoint onto "cpu:0"

@@ -54,6 +54,18 @@ def wait_for_everyone() -> None:
         state().wait_for_everyone()
 
 
+def any_rank(flag: bool) -> bool:
+    """True on every rank when it is True on at least one (a collective: every rank must call it)."""
+    if not in_worker():
+        return flag
+    import torch
+    import torch.distributed as dist
+
+    value = torch.tensor([int(flag)], device=state().device)
+    dist.all_reduce(value, op=dist.ReduceOp.MAX)
+    return bool(value.item())
+
+
 def gather_to_main(item) -> list | None:
     """Every rank's `item`, in rank order, on rank 0; None on the others."""
     if not in_worker():

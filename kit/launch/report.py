@@ -6,7 +6,8 @@
 
 Completions are counted where this rank scores them (its share of each step's batch); the norm of the
 trainable weights shows that the rank trained (end differs from start) and, under DDP, that the ranks
-stayed in step (the same end norm on every rank).
+stayed in step (the same end norm on every rank). ZeRO-3 and FSDP split each weight, so there the
+norms are left out (null).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-from kit.launch import ranks
+from kit.launch import SHARDED, ranks
 
 
 class CountedReward:
@@ -48,7 +49,7 @@ class RankReport(TrainerCallback):
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
         self.record["device"] = str(args.device)
-        self.record["trainable_norm_start"] = trainable_norm(model)
+        self.record["trainable_norm_start"] = self.norm(model)
 
     def on_step_end(self, args, state, control, **kwargs):
         self.record["optimizer_steps"] += 1
@@ -56,7 +57,7 @@ class RankReport(TrainerCallback):
         self.scored_before_step = self.counter.scored
 
     def on_train_end(self, args, state, control, model=None, **kwargs):
-        self.record["trainable_norm_end"] = trainable_norm(model)
+        self.record["trainable_norm_end"] = self.norm(model)
         self.record["last_step"] = state.global_step  # past optimizer_steps when the run was resumed
         everyone = ranks.gather_to_main(self.record)  # a collective: every rank gets here
         if everyone is None:
@@ -64,6 +65,11 @@ class RankReport(TrainerCallback):
         summary = {"num_processes": len(everyone), "launcher": self.launcher,
                    "backend": ranks.state().backend if ranks.in_worker() else None, "ranks": everyone}
         self.path.write_text(json.dumps(summary, indent=2) + "\n")
+
+
+    def norm(self, model) -> float | None:
+        """None with ZeRO-3 / FSDP: a rank holds a slice of each weight, whose norm would say nothing."""
+        return None if self.launcher in SHARDED else trainable_norm(model)
 
 
 def trainable_norm(model) -> float | None:

@@ -61,9 +61,9 @@ def test_deepspeed_launchers_say_how_to_install_it(monkeypatch):
 
 def test_failure_message_names_the_rank_that_failed_first():
     message = failure_message(1, "rank 1: RuntimeError: boom")
-    assert message.startswith("error: the run stopped: rank 1: RuntimeError: boom")
-    assert "[rank1]:" in message
-    assert "exited with code -9" in failure_message(-9, None)
+    assert message.startswith("error: the run stopped: rank 1: RuntimeError: boom\n")
+    assert "rank 1's messages are above, in lines starting [rank1]:" in message
+    assert "without saying why" in failure_message(-9, None)
 
 
 def test_cli_refuses_before_starting_any_process(tmp_path, capsys):
@@ -75,3 +75,9 @@ def test_cli_refuses_before_starting_any_process(tmp_path, capsys):
     assert main(["train", "gsm8k", "--num-processes", "2", "--launcher", "fsdp", "--out", str(out)]) == 2
     assert "launch.launcher=fsdp" in capsys.readouterr().err
     assert not out.exists()
+    used = tmp_path / "used"
+    (used / "old").mkdir(parents=True)
+    assert main(["train", "gsm8k", "--num-processes", "2", "--out", str(used)]) == 2  # reaches the run's own checks
+    error = capsys.readouterr().err
+    assert "is not empty" in error and "launch:" not in error
+    assert [p.name for p in used.iterdir()] == ["old"]

@@ -58,7 +58,7 @@ def kit_train(*args):
 
 def test_two_process_run_resumes_from_its_checkpoint(tmp_path):
     out = tmp_path / "run"
-    first = kit_train("gsm8k", "--num-processes", "2", "--out", str(out), "--steps", "2", "grpo.save_steps=1", "eval.n=0")
+    first = kit_train("gsm8k", "--num-processes", "2", "--out", str(out), "--steps", "2", "grpo.save_steps=1", "eval.n=4")
     assert first.returncode == 0, first.stderr[-3000:]
     # the resumed run reads launch.num_processes from OUT/run.yaml and starts two processes again
     resumed = kit_train("gsm8k", "--out", str(out), "--resume", "--steps", "3")
@@ -67,6 +67,8 @@ def test_two_process_run_resumes_from_its_checkpoint(tmp_path):
     assert [m["step"] for m in read_metrics(out / "metrics.jsonl") if "reward" in m] == [1, 2, 3]
     report = json.loads((out / "distributed.json").read_text())
     assert [(r["optimizer_steps"], r["last_step"]) for r in report["ranks"]] == [(1, 3), (1, 3)]
+    # the first run's "before" score is kept beside the resumed run's "after" score
+    assert [r["name"] for r in json.loads((out / "eval.json").read_text())["results"]] == ["before", "after"]
 
 
 FAILING_RECIPE = textwrap.dedent(

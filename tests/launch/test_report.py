@@ -49,3 +49,13 @@ def test_norm_counts_only_trainable_weights():
     assert trainable_norm(model) == 5.0
     model.weight.requires_grad_(False)
     assert trainable_norm(model) is None
+
+
+def test_sharded_launchers_leave_the_norms_out(tmp_path, monkeypatch):
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    report = RankReport(tmp_path / "distributed.json", CountedReward(length), "zero3")
+    args = SimpleNamespace(device="cpu")
+    report.on_train_begin(args, None, None, model=torch.nn.Linear(2, 2))
+    report.on_train_end(args, SimpleNamespace(global_step=0), None, model=torch.nn.Linear(2, 2))
+    (rank,) = json.loads((tmp_path / "distributed.json").read_text())["ranks"]
+    assert rank["trainable_norm_start"] is None and rank["trainable_norm_end"] is None
