@@ -1,7 +1,8 @@
 """OUT/report.md: one page that says what the run did, what it saw, and how it ended.
 
 Config and versions (run.yaml), timings, the health diagnostics raised, the plots, sample completions
-from early and late in training, and the held-out table when there is one.
+from early and late in training, the held-out table when there is one, and what each process did
+when there were several (distributed.json).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ def write_report(out: Path, timings: dict[str, float], eval_table: str | None) -
     sections = [f"# Run report: {out.name}", "", "## Timings", ""]
     sections += [f"- {name}: {seconds:.1f} s" for name, seconds in timings.items()]
     sections += ["", "## Held-out evaluation", "", f"```\n{eval_table}\n```" if eval_table else "not run (eval.n = 0)"]
+    sections += process_lines(out)
     sections += ["", "## Health diagnostics", ""] + diagnostics_lines(out)
     sections += ["", "## Plots", ""] + [f"![{p.stem}](plots/{p.name})" for p in sorted((out / "plots").glob("*.png"))]
     sections += ["", "## Sample completions", ""] + sample_lines(out)
@@ -22,6 +24,24 @@ def write_report(out: Path, timings: dict[str, float], eval_table: str | None) -
     path = out / "report.md"
     path.write_text("\n".join(sections))
     return path
+
+
+def process_lines(out: Path) -> list[str]:
+    """A multi-process run's distributed.json as a table: one row per process."""
+    path = out / "distributed.json"
+    if not path.exists():
+        return []
+    run = json.loads(path.read_text())
+    lines = ["", "## Processes", "", f"{run['num_processes']} processes, launcher {run['launcher']}, "
+             f"backend {run['backend']}", "", "| rank | device | steps | completions per step | trainable norm "
+             "before -> after |", "| --- | --- | ---: | --- | --- |"]
+    for r in run["ranks"]:
+        per_step = sorted(set(r["completions_per_step"]))
+        norms = "n/a (sharded)" if r["trainable_norm_start"] is None else \
+            f"{r['trainable_norm_start']:.6g} -> {r['trainable_norm_end']:.6g}"
+        lines.append(f"| {r['rank']} | {r['device']} | {r['optimizer_steps']} | "
+                     f"{', '.join(map(str, per_step))} | {norms} |")
+    return lines
 
 
 def diagnostics_lines(out: Path) -> list[str]:

@@ -46,8 +46,8 @@ def run_sft(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, args, out: P
 
     from kit.metrics import MetricsFile
 
-    print(f"sft: {cfg.sft.max_steps} steps of {cfg.sft.per_device_train_batch_size} worked answers, "
-          f"learning rate {cfg.sft.learning_rate:g}")
+    per_step = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps * cfg.launch.num_processes
+    print(f"sft: {cfg.sft.max_steps} steps of {per_step} worked answers, learning rate {cfg.sft.learning_rate:g}")
     trainer = SFTTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=sft_dataset(recipe, rows),
                          callbacks=[MetricsFile(out / "metrics.jsonl", stage="sft")] + ([stopper] if stopper else []))
     trainer.train()

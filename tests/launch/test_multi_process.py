@@ -45,6 +45,9 @@ def test_make_train_with_two_processes(tmp_path):
     ends = [r["trainable_norm_end"] for r in report["ranks"]]
     assert ends[0] == pytest.approx(ends[1], rel=1e-6)
 
+    report_md = (out / "report.md").read_text()
+    assert "## Processes" in report_md and f"| 1 | cpu | {STEPS} | {PER_RANK} |" in report_md
+
     assert sorted(p.name for p in out.iterdir() if p.is_dir() and (p / "config.json").exists()) == ["merged"]
     assert plain_generate(out / "merged")["new_tokens"] > 0
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
