@@ -21,10 +21,12 @@ PLATFORMS = {
         "runtime": "Runtime > Change runtime type > T4 GPU",
         "secrets": "the key icon in the left bar (switch on notebook access)",
         "note": "",
+        "processes": "one GPU here",
     },
     "kaggle": {
         "title": "Kaggle", "workdir": "/kaggle/working",
-        "runtime": "Settings > Accelerator > GPU T4 x2 (the kit uses one)",
+        "runtime": "Settings > Accelerator > GPU T4 x2",
+        "processes": "2: both T4s (DDP, not yet run on GPUs)",
         "secrets": "Add-ons > Secrets",
         "note": " Switch on Settings > Internet first: the install and the model download need it.",
     },
@@ -49,6 +51,7 @@ def cells(platform: str) -> list:
             'MODEL = "unsloth/Qwen2.5-1.5B-Instruct"   # any hub id Unsloth loads\n'
             'CONFIG = "configs/gsm8k_16gb.yaml"        # the memory-optimized T4 settings\n'
             "STEPS = 250                               # GRPO steps (full profile)\n"
+            f"NPROC = 1                                 # training processes, one per GPU; {p['processes']}\n"
             f'OUT = "{p["workdir"]}/outputs/gsm8k-grpo"  # everything the run writes\n'
             'QUANT = "q4_k_m"                          # GGUF type: q4_k_m, q5_k_m, q8_0, f16 ...\n'
             'HUB_REPO = ""                             # e.g. "your-name/qwen2.5-1.5b-gsm8k-grpo"; empty: no upload\n'
@@ -77,7 +80,7 @@ def cells(platform: str) -> list:
             "## Will it fit?\n`kit plan` estimates the peak GPU memory from the model's config.json before "
             "anything is loaded, says whether it fits the T4, and what the largest settings are that would."
         ),
-        new_code_cell("!{sys.executable} -m kit plan gsm8k {SETTINGS} --gpu T4"),
+        new_code_cell("!{sys.executable} -m kit plan gsm8k {SETTINGS} --gpu T4 launch.num_processes={NPROC}"),
         new_markdown_cell(
             "## Train\nGRPO with the gsm8k recipe's rewards. Watch `reward` rise and `reward_std` stay above 0; "
             "the kit prints a plain-words warning when something goes wrong, and sample completions every few "
@@ -85,7 +88,7 @@ def cells(platform: str) -> list:
         ),
         new_code_cell(
             'STEPS_FLAG = f"--steps {STEPS}" if PROFILE == "full" else ""\n'
-            "!{sys.executable} -m kit train gsm8k {SETTINGS} {STEPS_FLAG} --out {OUT}"
+            "!{sys.executable} -m kit train gsm8k {SETTINGS} {STEPS_FLAG} --num-processes {NPROC} --out {OUT}"
         ),
         new_markdown_cell("## Health report, curves and before/after"),
         new_code_cell(

@@ -34,7 +34,7 @@ def test_notebook_is_stored_as_built_and_without_outputs(path):
 
 
 def smoke_parameters(out) -> str:
-    return (f'PROFILE = "smoke"\nMODEL = ""\nCONFIG = ""\nSTEPS = 0\nOUT = "{out}"\nQUANT = "q8_0"\n'
+    return (f'PROFILE = "smoke"\nMODEL = ""\nCONFIG = ""\nSTEPS = 0\nNPROC = 1\nOUT = "{out}"\nQUANT = "q8_0"\n'
             f'HUB_REPO = ""\nINSTALL = False\nKIT_DIR = "{REPO}"')
 
 
