@@ -33,6 +33,10 @@ PLATFORMS = {
 }
 
 
+# A failed `!command` does not stop Run all; IPython leaves its exit status in _exit_code.
+STOP_ON_FAILURE = 'if _exit_code:\n    raise RuntimeError(f"{step} failed (exit code {{_exit_code}}): see the messages above")'
+
+
 def cells(platform: str) -> list:
     p = PLATFORMS[platform]
     return [
@@ -88,7 +92,8 @@ def cells(platform: str) -> list:
         ),
         new_code_cell(
             'STEPS_FLAG = f"--steps {STEPS}" if PROFILE == "full" else ""\n'
-            "!{sys.executable} -m kit train gsm8k {SETTINGS} {STEPS_FLAG} --num-processes {NPROC} --out {OUT}"
+            "!{sys.executable} -m kit train gsm8k {SETTINGS} {STEPS_FLAG} --num-processes {NPROC} --out {OUT}\n"
+            + STOP_ON_FAILURE.format(step="training")
         ),
         new_markdown_cell("## Health report, curves and before/after"),
         new_code_cell(
@@ -105,7 +110,8 @@ def cells(platform: str) -> list:
             "llama.cpp that the tokenizer, chat template, end-of-turn token and greedy outputs match the "
             "original; it also writes an Ollama Modelfile."
         ),
-        new_code_cell("!{sys.executable} -m kit export {OUT}/merged --quant {QUANT}"),
+        new_code_cell("!{sys.executable} -m kit export {OUT}/merged --quant {QUANT}\n"
+                      + STOP_ON_FAILURE.format(step="the export")),
         new_markdown_cell("## Try it in llama.cpp"),
         new_code_cell(
             "from llama_cpp import Llama\n"

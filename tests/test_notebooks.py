@@ -54,3 +54,18 @@ def test_notebook_runs_top_to_bottom_in_the_smoke_profile(path, tmp_path, monkey
     assert "hub upload skipped" in text
     images = [o for c in notebook.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     assert images, "the plots were not shown inline"
+
+
+@pytest.mark.slow
+def test_a_failed_training_cell_stops_run_all(tmp_path):
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    notebook = nbformat.read(NOTEBOOKS[0], as_version=4)
+    parameters = next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
+    out = tmp_path / "used"
+    (out / "old").mkdir(parents=True)  # kit train refuses a folder that already holds something
+    parameters.source = smoke_parameters(out)
+    client = NotebookClient(notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(REPO)}})
+    with pytest.raises(CellExecutionError, match="training failed \\(exit code 2\\)"):
+        client.execute()
