@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from kit.errors import KitError
+from kit.launch import ranks
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,8 +103,6 @@ def cli_layer(args: argparse.Namespace) -> dict:
 
 
 def train_command(args: argparse.Namespace) -> int:
-    from kit.launch import ranks
-
     ranks.quiet_other_ranks()  # before the imports below, which print banners
     from kit.config import read_yaml, resolve_config
     from kit.env import has_gpu
@@ -126,10 +125,10 @@ def train_command(args: argparse.Namespace) -> int:
         plan = None
     else:
         plan = check_before_training(cfg, args.gpu, args.skip_plan)
-    if cfg.launch.num_processes > 1 and not ranks.in_worker():
-        from kit.launch.launcher import launch
+        if cfg.launch.num_processes > 1:
+            from kit.launch.launcher import launch
 
-        return launch(cfg, recipe, args.argv[1:], resume=args.resume)
+            return launch(cfg, recipe, args.argv[1:], resume=args.resume)
     from kit.runner import Interrupted, run_training
 
     try:
@@ -254,15 +253,8 @@ def main(argv: list[str] | None = None) -> int:
         return commands[args.command](args)
     except KitError as err:
         print(f"error: {err}", file=sys.stderr)
-        failed(err)
+        ranks.record_failure(err)  # in a rank of a multi-process run, the launcher reports it
         return 2
     except Exception as err:
-        failed(err)
+        ranks.record_failure(err)
         raise
-
-
-def failed(err: Exception) -> None:
-    """In a rank of a multi-process run, tell the launcher why this rank stopped."""
-    from kit.launch.ranks import record_failure
-
-    record_failure(err)

@@ -21,7 +21,9 @@ class GracefulStop(TrainerCallback):
         self.requested = False
 
     def on_step_end(self, args, state, control, **kwargs):
-        if ranks.any_rank(self.requested):  # ranks see the signal at different moments; they stop at one step
+        # ranks see the signal at different moments; they agree, and all stop after the same step
+        self.requested = ranks.any_rank(self.requested)
+        if self.requested:
             control.should_save = True
             control.should_training_stop = True
 

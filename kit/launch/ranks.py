@@ -13,6 +13,8 @@ import time
 import warnings
 from pathlib import Path
 
+from kit.errors import KitError
+
 # The launching process names a folder here; a rank that fails leaves its one-line reason in it.
 FAILURES_ENV = "KIT_RANK_FAILURES"
 
@@ -98,7 +100,7 @@ def record_failure(err: BaseException) -> None:
     if not folder or not in_worker():
         return
     text = str(err).splitlines()[0] if str(err) else ""
-    reason = text if type(err).__name__ == "KitError" else f"{type(err).__name__}: {text}"
+    reason = text if isinstance(err, KitError) else f"{type(err).__name__}: {text}"
     Path(folder, f"rank-{rank()}").write_text(f"{time.time()}\t{reason}")
 
 

@@ -66,7 +66,6 @@ class RankReport(TrainerCallback):
                    "backend": ranks.state().backend if ranks.in_worker() else None, "ranks": everyone}
         self.path.write_text(json.dumps(summary, indent=2) + "\n")
 
-
     def norm(self, model) -> float | None:
         """None with ZeRO-3 / FSDP: a rank holds a slice of each weight, whose norm would say nothing."""
         return None if self.launcher in SHARDED else trainable_norm(model)
