@@ -105,9 +105,11 @@ def cli_layer(args: argparse.Namespace) -> dict:
 def train_command(args: argparse.Namespace) -> int:
     ranks.quiet_other_ranks()  # before the imports below, which print banners
     from kit.config import read_yaml, resolve_config
-    from kit.env import has_gpu
+    from kit.env import driver_problem, has_gpu
     from kit.recipe import load_recipe
 
+    if not has_gpu() and (problem := driver_problem()):  # torch sees no GPU: say why before the CPU takes over
+        print(f"train: {problem}")
     recipe = load_recipe(args.recipe)
     if args.resume and not args.out:
         raise KitError("--resume needs --out: the folder of the interrupted run")

@@ -212,6 +212,11 @@ def cross_field_problems(cfg: RunConfig) -> list[str]:
     if cfg.model.full_finetuning and cfg.model.load_in_4bit:
         problems.append("model.full_finetuning trains every weight, which 4-bit weights cannot hold; "
                         "set model.load_in_4bit=false (or train LoRA adapters)")
+    if cfg.model.full_finetuning and cfg.model.fast_inference:
+        # Unsloth sends full fine-tuning to FastModel, which raises NotImplementedError for vLLM
+        problems.append("model.full_finetuning with model.fast_inference: Unsloth's vLLM generation serves LoRA "
+                        "adapters only; set model.fast_inference=false (generation with transformers), or train LoRA")
+    problems += multi_process_vllm_problems(cfg)
     if cfg.stages.count("sft") > 1 or cfg.stages.count("grpo") > 1:
         problems.append(f"stages: {cfg.stages} repeats a stage; each of sft and grpo runs at most once")
     if "gguf" in cfg.save.formats and "merged_16bit" not in cfg.save.formats:
@@ -229,6 +234,18 @@ def cross_field_problems(cfg: RunConfig) -> list[str]:
         if weight < 0:
             problems.append(f"rewards.{name}: weight {weight} is negative; use 0 to drop a reward")
     return problems
+
+
+def multi_process_vllm_problems(cfg: RunConfig) -> list[str]:
+    """4-bit weights with vLLM in several processes: TRL merges the LoRA into the packed 4-bit weights to send
+    them to vLLM, which fails (TRL issues #3654 and #3466, PEFT #2501). One GPU shares them through Unsloth."""
+    vllm = cfg.model.fast_inference or cfg.grpo.extra.get("use_vllm", False)
+    if cfg.launch.num_processes == 1 or not (cfg.model.load_in_4bit and vllm):
+        return []
+    return [f"launch.num_processes={cfg.launch.num_processes} with model.load_in_4bit and vLLM generation: TRL "
+            "cannot hand 4-bit weights merged with LoRA to vLLM (TRL #3654). Set model.load_in_4bit=false "
+            "(16-bit weights, vLLM works in every process), or model.fast_inference=false (4-bit, generation "
+            "with transformers, slower), or train on one GPU (Unsloth shares 4-bit weights with vLLM)"]
 
 
 def nearest_valid_batch(g: GRPOSection, procs: int) -> str:

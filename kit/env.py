@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
+import subprocess
 import sys
 from functools import cache
 
@@ -26,6 +27,31 @@ def has_vllm() -> bool:
     except importlib.metadata.PackageNotFoundError:
         return False
     return True
+
+
+# The PyPI builds of torch 2.13.0 and vLLM 0.31.0 (the gpu extra) are CUDA 13.0 builds, which need this driver
+MIN_NVIDIA_DRIVER = 580
+
+
+def nvidia_driver_version() -> str | None:
+    """The driver nvidia-smi reports, or None where there is no NVIDIA driver at all."""
+    try:
+        result = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = result.stdout.split()
+    return lines[0] if result.returncode == 0 and lines else None
+
+
+def driver_problem() -> str | None:
+    """One sentence when the NVIDIA driver is too old for the CUDA 13 builds (torch then sees no GPU)."""
+    version = nvidia_driver_version()
+    if version is None or int(version.split(".")[0]) >= MIN_NVIDIA_DRIVER:
+        return None
+    return (f"the NVIDIA driver here is {version}, but the kit's GPU install (torch 2.13.0, vLLM 0.31.0 from PyPI) "
+            f"is built for CUDA 13.0, which needs driver {MIN_NVIDIA_DRIVER} or newer: choose a newer runtime or "
+            "image, or update the driver")
 
 
 def gpu_name() -> str | None:

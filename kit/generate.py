@@ -3,7 +3,8 @@
     texts = generate(model, tokenizer, prompts, Sampling(max_new_tokens=256))
 
 With vLLM (a model loaded by Unsloth with fast_inference=True exposes `fast_generate`), prompts go to
-vLLM with SamplingParams and the LoRA adapter as a LoRARequest. Elsewhere: batched transformers
+vLLM with SamplingParams and the LoRA adapter as a LoRARequest: a saved adapter by its folder, the
+adapter being trained by its live weights (`live_adapter_request`). Elsewhere: batched transformers
 `generate` with left padding and the KV cache. Both render prompts with the tokenizer's chat template
 and honour temperature (0 = greedy), top_p, max_new_tokens and seed.
 """
@@ -33,6 +34,18 @@ def render(tokenizer, prompts: list[list[dict]]) -> list[str]:
 def uses_vllm(model) -> bool:
     """vLLM only where it can run: a GPU, vLLM installed, and a model loaded with fast_inference."""
     return has_gpu() and has_vllm() and hasattr(model, "fast_generate") and getattr(model, "vllm_engine", None) is not None
+
+
+def live_adapter_request(model):
+    """A vLLM LoRA request for the adapter as it is now in the training model; None off the vLLM path.
+
+    Unsloth's vLLM engine shares the base weights with training and never sees the adapter unless a
+    request carries it (its GRPO trainer builds one for every rollout the same way). Without it, an
+    evaluation after training would score the base model.
+    """
+    if not uses_vllm(model) or not hasattr(model, "load_lora"):  # load_lora: set by get_peft_model with vLLM
+        return None
+    return model.load_lora("kit-eval", load_tensors=True)  # a fresh id per call: vLLM caches adapters by id
 
 
 def generate(model, tokenizer, prompts: list[list[dict]], sampling: Sampling, batch_size: int = 32,

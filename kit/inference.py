@@ -1,6 +1,6 @@
 """Loading a trained model for evaluation and chat: merged folder, or base + LoRA adapter.
 
-On a GPU with vLLM, Unsloth's loader with fast_inference=True and the adapter as a LoRA request;
+On a GPU with vLLM, Unsloth's loader with fast_inference=True and the adapter folder as vLLM's LoRARequest;
 elsewhere plain transformers (+ PEFT for an adapter), float32 on a CPU. With an adapter, the base
 model's outputs are one `disable_adapter()` away, so baseline and trained share one load.
 """
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kit.env import has_gpu, has_vllm
 from kit.errors import KitError
+from kit.merge import base_16bit_name
 
 
 @dataclass
@@ -44,7 +45,8 @@ def load_for_inference(model_name: str | None, adapter: str | None = None, max_s
     if model_name is None:
         if adapter is None:
             raise KitError("give --model (a merged folder or hub id), --adapter (a LoRA folder), or both")
-        model_name = adapter_base(adapter)
+        # the 16-bit weights the merge uses, not Unsloth's '-bnb-4bit' copy the adapter may have trained on
+        model_name = base_16bit_name(adapter_base(adapter))
     from kit.model_names import resolve_model_name
 
     path = resolve_model_name(model_name)
@@ -81,7 +83,14 @@ def _load_vllm(path: str, adapter: str | None, max_seq_length: int) -> Loaded:
     rank = json.loads((Path(adapter) / "adapter_config.json").read_text())["r"] if adapter else 16
     model, tokenizer = FastLanguageModel.from_pretrained(model_name=path, max_seq_length=max_seq_length,
                                                          load_in_4bit=False, fast_inference=True, max_lora_rank=rank)
-    lora_request = model.load_lora(adapter) if adapter else None
-    return Loaded(model, tokenizer, lora_request=lora_request, adapter=adapter)
+    return Loaded(model, tokenizer, lora_request=saved_adapter_request(adapter) if adapter else None, adapter=adapter)
+
+
+def saved_adapter_request(adapter: str):
+    """vLLM reads a saved adapter from its folder. (Unsloth's model.load_lora exists only on a model that went
+    through get_peft_model; a model loaded for inference has none.)"""
+    from vllm.lora.request import LoRARequest
+
+    return LoRARequest(lora_name=Path(adapter).name or "adapter", lora_int_id=1, lora_path=str(Path(adapter).resolve()))
 
 

@@ -311,11 +311,12 @@ def evaluate_held_out(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, na
 
 def evaluate_held_out_here(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, name: str):
     from kit.evaluate import evaluate
-    from kit.generate import Sampling
+    from kit.generate import Sampling, live_adapter_request
 
     print(f"eval: scoring {len(rows)} held-out prompts ({name} training)")
     sampling = Sampling(max_new_tokens=cfg.eval.max_new_tokens or cfg.grpo.max_completion_length, seed=cfg.seed)
-    return evaluate(model, tokenizer, recipe, rows, sampling, name, batch_size=cfg.eval.batch_size)
+    return evaluate(model, tokenizer, recipe, rows, sampling, name, lora_request=live_adapter_request(model),
+                    batch_size=cfg.eval.batch_size)
 
 
 def report_evaluation(out: Path, evaluations: list) -> str | None:

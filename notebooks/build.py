@@ -26,7 +26,7 @@ PLATFORMS = {
     "kaggle": {
         "title": "Kaggle", "workdir": "/kaggle/working",
         "runtime": "Settings > Accelerator > GPU T4 x2",
-        "processes": "2: both T4s (DDP, not yet run on GPUs)",
+        "processes": "2: both T4s (DDP in 16-bit, not yet run on GPUs)",
         "secrets": "Add-ons > Secrets",
         "note": " Switch on Settings > Internet first: the install and the model download need it.",
     },
@@ -35,6 +35,10 @@ PLATFORMS = {
 
 # A failed `!command` does not stop Run all; IPython leaves its exit status in _exit_code.
 STOP_ON_FAILURE = 'if _exit_code:\n    raise RuntimeError(f"{step} failed (exit code {{_exit_code}}): see the messages above")'
+
+
+def stop_on_failure(step: str, indent: str = "") -> str:
+    return "".join(f"{indent}{line}\n" for line in STOP_ON_FAILURE.format(step=step).splitlines())
 
 
 def cells(platform: str) -> list:
@@ -63,28 +67,37 @@ def cells(platform: str) -> list:
             f'KIT_DIR = "{p["workdir"]}/grpo-kit"',
             metadata={"tags": ["parameters"]},
         ),
-        new_markdown_cell("## Install\nClones the kit and installs it with its GPU and GGUF extras (a few minutes)."),
+        new_markdown_cell(
+            "## Install\nClones the kit and installs it with its GPU and GGUF extras (a few minutes): Unsloth, TRL, "
+            "vLLM 0.31.0 with its bitsandbytes plugin (4-bit weights + vLLM), torch 2.13.0. These are CUDA 13.0 "
+            "builds: the runtime's NVIDIA driver must be 580 or newer (the next cell says so if it is not)."
+        ),
         new_code_cell(
             "import os, sys\n"
             "if INSTALL:\n"
-            f"    !git clone --depth 1 {REPO_URL} {{KIT_DIR}}\n"
-            '    !pip install -q -e "{KIT_DIR}[gpu,gguf]"\n'
-            "    os.chdir(KIT_DIR)\n"
+            "    if not os.path.isdir(KIT_DIR):\n"
+            f"        !git clone --depth 1 {REPO_URL} {{KIT_DIR}}\n"
+            + stop_on_failure("cloning the kit", "        ")
+            + '    !{sys.executable} -m pip install -q -e "{KIT_DIR}[gpu,gguf]"\n'
+            + stop_on_failure("the install", "    ")
+            + "    os.chdir(KIT_DIR)\n"
             "print(os.getcwd())"
         ),
         new_markdown_cell("## The GPU"),
         new_code_cell(
-            "from kit.env import gpu_name\n"
+            "from kit.env import driver_problem, gpu_name\n"
             "print('GPU:', gpu_name() or 'none')\n"
             'if PROFILE == "full" and gpu_name() is None:\n'
-            f'    raise SystemExit("No GPU: {p["runtime"]}, or set PROFILE = \\"smoke\\"")\n'
-            'SETTINGS = f"--model {MODEL} --config {CONFIG}" if PROFILE == "full" else "--profile smoke"'
+            f'    raise SystemExit(driver_problem() or "No GPU: {p["runtime"]}, or set PROFILE = \\"smoke\\"")\n'
+            'SETTINGS = f"--model {MODEL} --config {CONFIG}" if PROFILE == "full" else "--profile smoke"\n'
+            "# several processes cannot hand 4-bit weights to vLLM (the kit refuses it), so they train in 16-bit\n"
+            'OVERRIDES = "model.load_in_4bit=false" if PROFILE == "full" and NPROC > 1 else ""'
         ),
         new_markdown_cell(
             "## Will it fit?\n`kit plan` estimates the peak GPU memory from the model's config.json before "
             "anything is loaded, says whether it fits the T4, and what the largest settings are that would."
         ),
-        new_code_cell("!{sys.executable} -m kit plan gsm8k {SETTINGS} --gpu T4 launch.num_processes={NPROC}"),
+        new_code_cell("!{sys.executable} -m kit plan gsm8k {SETTINGS} --gpu T4 launch.num_processes={NPROC} {OVERRIDES}"),
         new_markdown_cell(
             "## Train\nGRPO with the gsm8k recipe's rewards. Watch `reward` rise and `reward_std` stay above 0; "
             "the kit prints a plain-words warning when something goes wrong, and sample completions every few "
@@ -92,7 +105,7 @@ def cells(platform: str) -> list:
         ),
         new_code_cell(
             'STEPS_FLAG = f"--steps {STEPS}" if PROFILE == "full" else ""\n'
-            "!{sys.executable} -m kit train gsm8k {SETTINGS} {STEPS_FLAG} --num-processes {NPROC} --out {OUT}\n"
+            "!{sys.executable} -m kit train gsm8k {SETTINGS} {STEPS_FLAG} --num-processes {NPROC} --out {OUT} {OVERRIDES}\n"
             + STOP_ON_FAILURE.format(step="training")
         ),
         new_markdown_cell("## Health report, curves and before/after"),

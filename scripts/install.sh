@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv and install the kit with a torch build that fits this machine (make install runs this).
-#   GPU (nvidia-smi present): the gpu extra: Unsloth with its full dependencies, vLLM, torch 2.14.0.
+#   GPU (nvidia-smi present): the gpu extra: Unsloth with its full dependencies, vLLM 0.31.0 with the
+#   bitsandbytes plugin (4-bit + vLLM), torch 2.13.0. Those are CUDA 13.0 builds: NVIDIA driver 580 or newer.
 #   CPU: torch 2.13.0, then Unsloth without its GPU-only dependencies (torchvision, xformers).
 # TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu picks PyTorch's small CPU wheels on a CPU machine.
 # The gguf extra builds llama.cpp (llama-cpp-python) from source the first time: about 7 minutes on
@@ -16,7 +17,11 @@ $pip install --quiet --upgrade pip
 unsloth_pins=$(.venv/bin/python -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['unsloth']))")
 
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
-    echo "install: NVIDIA GPU found: installing the gpu extra (Unsloth, vLLM, torch 2.14.0)"
+    echo "install: NVIDIA GPU found: installing the gpu extra (Unsloth, vLLM 0.31.0, torch 2.13.0)"
+    driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+    if [ "${driver%%.*}" -lt 580 ] 2>/dev/null; then
+        echo "install: WARNING: NVIDIA driver $driver; torch 2.13.0 and vLLM 0.31.0 from PyPI are CUDA 13.0 builds and need driver 580 or newer: torch will not see the GPU"
+    fi
     $pip install -e ".[gpu,gguf,dev]"
 else
     echo "install: no NVIDIA GPU: CPU torch 2.13.0, Unsloth without its GPU-only dependencies"

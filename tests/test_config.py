@@ -66,10 +66,10 @@ def test_batch_not_divisible_by_generations_proposes_nearest_valid():
 
 
 def test_divisibility_counts_processes():
-    grpo = {"per_device_train_batch_size": 4, "num_generations": 8}
-    assert build_config([{"grpo": grpo, "launch": {"num_processes": 2}}]).completions_per_step == 8
+    grpo, model = {"per_device_train_batch_size": 4, "num_generations": 8}, {"load_in_4bit": False}
+    assert build_config([{"grpo": grpo, "model": model, "launch": {"num_processes": 2}}]).completions_per_step == 8
     with pytest.raises(KitError) as err:
-        build_config([{"grpo": grpo, "launch": {"num_processes": 3}}])
+        build_config([{"grpo": grpo, "model": model, "launch": {"num_processes": 3}}])
     message = str(err.value)
     assert "x launch.num_processes (3) = 12 completions per step" in message
     # 8 x 3 = 24 and 4 x 2 x 3 = 24 are the nearest multiples of 8; no smaller batch works
@@ -140,3 +140,26 @@ def test_stage_rules():
         build_config([{"stages": ["dpo"]}])
     with pytest.raises(KitError, match="full_finetuning trains every weight"):
         build_config([{"model": {"full_finetuning": True, "load_in_4bit": True}}])
+
+
+def test_full_finetuning_refuses_vllm_generation():
+    with pytest.raises(KitError, match="model.full_finetuning with model.fast_inference"):
+        build_config([{"model": {"full_finetuning": True, "load_in_4bit": False, "fast_inference": True}}])
+    build_config([{"model": {"full_finetuning": True, "load_in_4bit": False, "fast_inference": False}}])
+
+
+@pytest.mark.parametrize("model, extra, refused", [
+    ({"load_in_4bit": True, "fast_inference": True}, {}, True),
+    ({"load_in_4bit": True, "fast_inference": False}, {"use_vllm": True, "vllm_mode": "server"}, True),
+    ({"load_in_4bit": True, "fast_inference": False}, {}, False),  # 4-bit, transformers generation
+    ({"load_in_4bit": False, "fast_inference": True}, {}, False),  # 16-bit weights go to vLLM as they are
+])
+def test_several_processes_refuse_4bit_weights_with_vllm(model, extra, refused):
+    layers = [{"launch": {"num_processes": 2}, "model": model, "grpo": {"extra": extra}}]
+    if refused:
+        with pytest.raises(KitError, match="launch.num_processes=2 with model.load_in_4bit and vLLM") as err:
+            build_config(layers)
+        assert "model.load_in_4bit=false" in str(err.value) and "model.fast_inference=false" in str(err.value)
+    else:
+        build_config(layers)
+    build_config([{"model": model, "grpo": {"extra": extra}}])  # one process: Unsloth's path, allowed

@@ -53,3 +53,27 @@ def test_unreachable_model_says_what_to_do(monkeypatch):
     monkeypatch.setattr(loader.FastLanguageModel, "from_pretrained", offline)
     with pytest.raises(KitError, match=r"cannot load model org/model \(We couldn't connect.*\); .*MODEL=path.*PROFILE=smoke"):
         loader.load_model(ModelConfig(name="org/model", fast_inference=False))
+
+
+@pytest.mark.parametrize("reported, problem", [("575.57.08", True), ("580.95.05", False), ("", False)])
+def test_an_old_nvidia_driver_is_named(monkeypatch, reported, problem):
+    from types import SimpleNamespace
+
+    from kit import env
+
+    monkeypatch.setattr(env.subprocess, "run", lambda *a, **k: SimpleNamespace(
+        returncode=0 if reported else 9, stdout=reported + "\n"))
+    message = env.driver_problem()
+    assert (message is not None) == problem
+    if problem:
+        assert reported in message and "580 or newer" in message
+
+
+def test_no_nvidia_smi_is_no_driver_problem(monkeypatch):
+    from kit import env
+
+    def missing(*args, **kwargs):
+        raise FileNotFoundError("nvidia-smi")
+
+    monkeypatch.setattr(env.subprocess, "run", missing)
+    assert env.nvidia_driver_version() is None and env.driver_problem() is None

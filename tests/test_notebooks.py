@@ -69,3 +69,20 @@ def test_a_failed_training_cell_stops_run_all(tmp_path):
     client = NotebookClient(notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(REPO)}})
     with pytest.raises(CellExecutionError, match="training failed \\(exit code 2\\)"):
         client.execute()
+
+
+@pytest.mark.slow
+def test_a_failed_install_stops_run_all(tmp_path):
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    notebook = nbformat.read(NOTEBOOKS[0], as_version=4)
+    parameters = next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
+    not_a_project = tmp_path / "kit"  # exists, so nothing is cloned; pip refuses a folder without a project
+    not_a_project.mkdir()
+    parameters.source = smoke_parameters(tmp_path / "run").replace("INSTALL = False", "INSTALL = True").replace(
+        f'KIT_DIR = "{REPO}"', f'KIT_DIR = "{not_a_project}"')
+    client = NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(REPO)}})
+    with pytest.raises(CellExecutionError, match="the install failed \\(exit code 1\\)"):
+        client.execute()
+    assert not (tmp_path / "run").exists(), "cells after the install ran"

@@ -12,6 +12,7 @@ from kit.launch.launcher import accelerate_command, check_launch, drop_out_flag,
 
 
 def two(launcher_name="ddp", **model):
+    model = {"load_in_4bit": False, **model}  # 4-bit with vLLM in several processes is refused (test_config)
     return build_config([{"launch": {"num_processes": 2, "launcher": launcher_name}, "model": model}])
 
 

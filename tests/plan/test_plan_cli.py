@@ -18,7 +18,7 @@ def test_plan_prints_breakdown_and_verdict(capsys):
 
 
 def test_several_processes_are_planned_as_plain_trl(capsys):
-    common = ["plan", "gsm8k", "--model", QWEN, "--gpu", "A100-80GB"]
+    common = ["plan", "gsm8k", "--model", QWEN, "--gpu", "A100-80GB", "model.load_in_4bit=false"]
     main(common)
     one = capsys.readouterr().out
     main([*common, "launch.num_processes=2"])

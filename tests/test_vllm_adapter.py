@@ -1,0 +1,106 @@
+"""The vLLM path scores the adapter, not the base model: stand-ins record what reaches vLLM.
+
+vLLM needs a GPU, so these tests replace the engine with objects that record their calls; what they
+check is the kit's wiring (which LoRA request goes where), the part that can be wrong on a CPU too.
+"""
+
+import sys
+import types
+
+import pytest
+from datasets import Dataset
+
+from kit import generate as gen
+from kit import inference
+from kit.config import build_config
+from kit.recipe import load_recipe
+from kit.runner import evaluate_held_out_here
+
+ANSWER = "<reasoning>\n1 + 1\n</reasoning>\n<answer>\n2\n</answer>"
+
+
+class FakeOutput:
+    def __init__(self, text):
+        self.outputs = [types.SimpleNamespace(text=text)]
+
+
+class TrainingModelWithVLLM:
+    """What Unsloth's get_peft_model returns with fast_inference: a vLLM engine and load_lora."""
+
+    vllm_engine = object()
+
+    def __init__(self):
+        self.requests_built, self.generate_calls = [], []
+
+    def load_lora(self, name, load_tensors=False):
+        request = ("live adapter", name, load_tensors, len(self.requests_built))
+        self.requests_built.append(request)
+        return request
+
+    def fast_generate(self, prompts, sampling_params=None, lora_request=None):
+        self.generate_calls.append(lora_request)
+        return [FakeOutput(ANSWER) for _ in prompts]
+
+
+@pytest.fixture
+def vllm_here(monkeypatch):
+    """A GPU and vLLM, as far as the kit can tell; vllm.SamplingParams and LoRARequest record their arguments."""
+    monkeypatch.setattr(gen, "has_gpu", lambda: True)
+    monkeypatch.setattr(gen, "has_vllm", lambda: True)
+    vllm = types.ModuleType("vllm")
+    vllm.SamplingParams = lambda **kwargs: kwargs
+    lora = types.ModuleType("vllm.lora")
+    request = types.ModuleType("vllm.lora.request")
+    request.LoRARequest = lambda **kwargs: ("saved adapter", kwargs)
+    monkeypatch.setitem(sys.modules, "vllm", vllm)
+    monkeypatch.setitem(sys.modules, "vllm.lora", lora)
+    monkeypatch.setitem(sys.modules, "vllm.lora.request", request)
+
+
+def test_live_adapter_request_is_built_from_the_training_weights(vllm_here):
+    model = TrainingModelWithVLLM()
+    first, second = gen.live_adapter_request(model), gen.live_adapter_request(model)
+    assert first[2] is True, "the request must carry the in-memory tensors (load_tensors=True)"
+    assert first != second, "each evaluation gets a fresh request, so vLLM does not reuse a cached adapter"
+
+
+def test_no_live_adapter_request_off_the_vllm_path(monkeypatch):
+    monkeypatch.setattr(gen, "has_gpu", lambda: False)
+    model = TrainingModelWithVLLM()
+    assert gen.live_adapter_request(model) is None and model.requests_built == []
+    monkeypatch.setattr(gen, "has_gpu", lambda: True)
+    monkeypatch.setattr(gen, "has_vllm", lambda: True)
+    without_lora = types.SimpleNamespace(vllm_engine=object(), fast_generate=lambda *a, **k: [])  # full fine-tuning
+    assert gen.live_adapter_request(without_lora) is None
+
+
+def test_runner_evaluation_hands_vllm_the_trained_adapter(vllm_here, tiny_tokenizer):
+    cfg = build_config([{"grpo": {"max_completion_length": 16}}])
+    rows = Dataset.from_list([{"prompt": [{"role": "user", "content": "What is 1 plus 1?"}], "answer": "2"}] * 3)
+    model = TrainingModelWithVLLM()
+    result = evaluate_held_out_here(cfg, load_recipe("gsm8k"), model, tiny_tokenizer, rows, "after")
+    assert len(model.requests_built) == 1
+    assert model.generate_calls == model.requests_built, "vLLM generated without the adapter: it scored the base model"
+    assert result.strict_accuracy == 1.0
+
+
+def test_eval_of_a_saved_adapter_on_vllm_asks_for_it_by_folder(vllm_here, monkeypatch, tmp_path):
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text('{"r": 8, "base_model_name_or_path": "org/Model-bnb-4bit"}')
+    loads = []
+
+    def from_pretrained(model_name, **kwargs):  # a plain inference load: no get_peft_model, so no load_lora
+        loads.append((model_name, kwargs))
+        return types.SimpleNamespace(vllm_engine=object()), "tokenizer"
+
+    from kit import loader
+
+    monkeypatch.setattr(loader.FastLanguageModel, "from_pretrained", from_pretrained)
+    monkeypatch.setattr(inference, "has_gpu", lambda: True)
+    monkeypatch.setattr(inference, "has_vllm", lambda: True)
+    loaded = inference.load_for_inference(None, str(adapter))
+    assert loads[0][0] == "org/Model", "a '-bnb-4bit' base resolves to its 16-bit repo, as the merge does"
+    assert loads[0][1]["fast_inference"] is True and loads[0][1]["max_lora_rank"] == 8
+    kind, request = loaded.lora_request
+    assert kind == "saved adapter" and request["lora_path"] == str(adapter.resolve()) and request["lora_int_id"] >= 1
