@@ -11,7 +11,11 @@ and honour temperature (0 = greedy), top_p, max_new_tokens and seed.
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from dataclasses import dataclass
+from functools import cache
 
 from tqdm.auto import tqdm
 
@@ -45,7 +49,16 @@ def live_adapter_request(model):
     """
     if not uses_vllm(model) or not hasattr(model, "load_lora"):  # load_lora: set by get_peft_model with vLLM
         return None
-    return model.load_lora("kit-eval", load_tensors=True)  # a fresh id per call: vLLM caches adapters by id
+    return model.load_lora(live_adapter_dir(), load_tensors=True)  # a fresh id per call: vLLM caches adapters by id
+
+
+@cache
+def live_adapter_dir() -> str:
+    """Where Unsloth writes the live adapter's config (not its tensors) to build a request: a temporary
+    folder of this process, not the user's working directory, where a relative name would land."""
+    path = tempfile.mkdtemp(prefix="kit-live-adapter-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def generate(model, tokenizer, prompts: list[list[dict]], sampling: Sampling, batch_size: int = 32,

@@ -5,7 +5,9 @@ check is the kit's wiring (which LoRA request goes where), the part that can be 
 """
 
 import sys
+import tempfile
 import types
+from pathlib import Path
 
 import pytest
 from datasets import Dataset
@@ -61,6 +63,8 @@ def test_live_adapter_request_is_built_from_the_training_weights(vllm_here):
     model = TrainingModelWithVLLM()
     first, second = gen.live_adapter_request(model), gen.live_adapter_request(model)
     assert first[2] is True, "the request must carry the in-memory tensors (load_tensors=True)"
+    folder = Path(first[1])  # Unsloth writes the adapter's config there: never the user's working directory
+    assert folder.is_absolute() and folder.is_dir() and folder.parent == Path(tempfile.gettempdir())
     assert first != second, "each evaluation gets a fresh request, so vLLM does not reuse a cached adapter"
 
 
