@@ -5,13 +5,14 @@
 #   make plan RECIPE=gsm8k [MODEL=… GPU=T4 CONFIG=file.yaml ARGS='grpo.num_generations=16']   # fits the GPU?
 #   make demo                 # CPU: a tiny model learns digit sums (SFT then GRPO), in a couple of minutes
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
+#   make gpu-check [SHAPE=tiny|qwen2.5-1.5b STEPS=4 OUT=file.json]   # the GPU route end to end, offline, one line a check
 #   make test
 
 RECIPE ?= gsm8k
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: install train plan demo export test clean
+.PHONY: install train plan demo export gpu-check test clean
 
 comma := ,
 
@@ -37,6 +38,9 @@ demo: $(STAMP)
 
 export: $(STAMP)
 	$(PY) -m kit export $(MERGED) --quant $(subst $(comma), ,$(or $(QUANT),q4_k_m))
+
+gpu-check: $(STAMP)
+	$(PY) bench/gpu_check.py $(if $(SHAPE),--shape $(SHAPE)) $(if $(STEPS),--steps $(STEPS)) $(if $(OUT),--out $(OUT))
 
 test: $(STAMP)
 	$(PY) -m pytest -q

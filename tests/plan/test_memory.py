@@ -64,7 +64,7 @@ def test_without_vllm_generation_and_training_do_not_add_up():
 
 
 def test_full_finetuning_counts_every_parameter():
-    cfg = config(LLAMA, model={"full_finetuning": True, "load_in_4bit": False})
+    cfg = config(LLAMA, model={"full_finetuning": True, "load_in_4bit": False, "fast_inference": False})
     estimate = estimate_memory(cfg, llama_shape())
     assert estimate.term("weights").gib == pytest.approx(8.03e9 * 2 / GIB, rel=0.01)
     assert estimate.term("trainable state").gib > estimate.term("weights").gib

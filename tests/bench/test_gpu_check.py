@@ -1,0 +1,220 @@
+"""bench/gpu_check.py: its bookkeeping and comparisons, then the whole check at the tiny shape on this CPU."""
+
+import json
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import replace
+
+import pytest
+import torch
+
+from bench.gpu_check import (CHECKS, FAIL, PASS, SHAPES, SKIP, Check, Driver, Machine, adapter_verdict, alternation,
+                             compare_merges, exit_code, failed, fused_head_failure, grpo_checks, steady_seconds,
+                             summarize_side, with_ratios)
+from tests.conftest import REPO
+
+BF16_STEP = torch.finfo(torch.bfloat16).eps
+
+
+def run(status: str, seconds: float = 1.0, peak: float | None = None, reason: str | None = None) -> dict:
+    figures = {"seconds_per_step": seconds, **({"peak_allocated_gib": peak} if peak is not None else {})}
+    return {"status": status, "reason": reason, "figures": figures if status == PASS else {}}
+
+
+def test_alternation_runs_every_side_once_per_round_in_order():
+    assert alternation(2) == [(1, "kit"), (1, "unsloth"), (1, "trl"), (2, "kit"), (2, "unsloth"), (2, "trl")]
+    assert alternation(1, ("a", "b")) == [(1, "a"), (1, "b")]
+
+
+def test_steady_seconds_leaves_out_the_warm_up_step():
+    assert steady_seconds([9.0, 1.0, 3.0]) == 2.0
+    assert steady_seconds([4.0]) == 4.0
+
+
+def test_ratios_are_medians_over_rounds_against_the_kit():
+    sides = with_ratios({
+        "kit": summarize_side([run(PASS, 2.0, peak=4.0), run(PASS, 4.0, peak=5.0), run(PASS, 3.0, peak=4.5)]),
+        "unsloth": summarize_side([run(PASS, 6.0, peak=10.0), run(PASS, 9.0, peak=9.0), run(PASS, 3.0, peak=8.0)]),
+    })
+    assert sides["kit"]["seconds_per_step"] == 3.0 and sides["kit"]["peak_allocated_gib"] == 5.0
+    assert sides["unsloth"]["time_vs_kit"] == pytest.approx(2.0)
+    assert sides["unsloth"]["peak_vs_kit"] == pytest.approx(2.0)
+    assert "time_vs_kit" not in sides["kit"]
+
+
+def test_a_failed_or_skipped_round_settles_the_side_and_gives_no_ratio():
+    sides = with_ratios({
+        "kit": summarize_side([run(PASS, 1.0), run(FAIL, reason="boom")]),
+        "trl": summarize_side([run(SKIP, reason="plain TRL needs CUDA")]),
+        "unsloth": summarize_side([run(PASS, 1.0), run(PASS, 1.0)]),
+    })
+    assert (sides["kit"]["status"], sides["kit"]["reason"]) == (FAIL, "boom")
+    assert (sides["trl"]["status"], sides["trl"]["reason"]) == (SKIP, "plain TRL needs CUDA")
+    assert sides["unsloth"]["status"] == PASS and "time_vs_kit" not in sides["unsloth"]  # no kit figure
+
+
+class FakeDriver:
+    """Answers each worker with a canned result and records what was started, in order."""
+
+    def __init__(self, answers: dict):
+        self.answers, self.started, self.done = answers, [], 0
+
+    def run(self, worker: str, label: str, spec: dict) -> dict:
+        self.done += 1
+        self.started.append((worker, spec.get("adapter_dir")))
+        return self.answers[worker]()
+
+
+def test_grpo_rounds_alternate_skip_once_and_report_each_side(tmp_path):
+    answers = {"grpo-kit": lambda: run(PASS, 2.0), "grpo-unsloth": lambda: run(PASS, 3.0),
+               "grpo-trl": lambda: run(SKIP, reason="plain TRL needs CUDA: ...")}
+    driver = FakeDriver(answers)
+    machine = Machine(cuda=False, gpu=None, gpu_memory_gib=None, bf16=False,
+                      versions={"unsloth": "1", "trl": "1", "peft": "1", "bitsandbytes": "1", "vllm": None})
+    checks = grpo_checks(driver, machine, replace(SHAPES["tiny"], rounds=2), {}, {}, tmp_path, tmp_path / "adapter")
+    assert [w for w, _ in driver.started] == ["grpo-kit", "grpo-unsloth", "grpo-trl", "grpo-kit", "grpo-unsloth"]
+    assert driver.done == 6  # the skipped side's second round still counts as done for the progress
+    assert all(adapter == str(tmp_path / "adapter") for w, adapter in driver.started if w == "grpo-kit")
+    by_name = {c.name: c for c in checks}
+    assert by_name["grpo unsloth script"].figures["time_vs_kit"] == pytest.approx(1.5)
+    assert "1.50x the kit's" in by_name["grpo unsloth script"].line()
+    trl = by_name["grpo plain trl"]
+    assert trl.status == SKIP and trl.line().startswith("grpo plain trl       skip  plain TRL needs CUDA")
+    assert [r.get("attempted", True) for r in trl.figures["runs"]] == [True, False]
+
+
+def merges(delta: float = 0.01):
+    torch.manual_seed(0)
+    original = {"q.weight": torch.randn(8, 8).to(torch.bfloat16), "norm.weight": torch.ones(8, dtype=torch.bfloat16)}
+    reference = {"q.weight": original["q.weight"].float() + delta, "norm.weight": original["norm.weight"].float(),
+                 "lm_head.weight": torch.zeros(2)}  # a tied head PEFT reports and the kit's shards do not hold
+    ours = {k: v.to(torch.bfloat16) for k, v in reference.items() if k != "lm_head.weight"}
+    return ours, reference, original
+
+
+def test_merge_comparison_passes_when_both_merges_agree():
+    result = compare_merges(*merges(), torch.bfloat16)
+    assert result["passed"], result["problem"]
+    assert result["tensors"] == 2 and result["max_abs_diff"] == 0.0
+    assert result["adapter_max_delta"] == pytest.approx(0.01, rel=1e-3) and result["changed_tensors"] == 1
+
+
+def test_merge_comparison_fails_when_a_weight_differs():
+    ours, reference, original = merges()
+    ours["q.weight"] = ours["q.weight"].clone()
+    ours["q.weight"][3, 4] += 0.1 * ours["q.weight"].abs().max()  # far more than one bf16 step
+    result = compare_merges(ours, reference, original, torch.bfloat16)
+    assert not result["passed"] and "differ" in result["problem"]
+    assert result["worst_relative_diff"] > BF16_STEP
+
+
+def test_merge_comparison_fails_when_the_adapter_is_zero():
+    result = compare_merges(*merges(delta=0.0), torch.bfloat16)
+    assert not result["passed"] and "adapter is zero" in result["problem"]
+
+
+def test_merge_comparison_fails_when_peft_lacks_a_tensor():
+    ours, reference, original = merges()
+    del reference["norm.weight"]
+    result = compare_merges(ours, reference, original, torch.bfloat16)
+    assert not result["passed"] and result["missing"] == ["norm.weight"]
+
+
+def test_adapter_verdict_needs_a_difference_and_a_repeatable_base():
+    base = [[1, 2, 3], [4, 5, 6]]
+    assert adapter_verdict([[1, 2, 3], [4, 5, 7]], base, base)["status"] == PASS
+    same = adapter_verdict(base, base, base)
+    assert same["status"] == FAIL and "changed nothing" in same["reason"]
+    shaky = adapter_verdict([[9, 9, 9], [4, 5, 6]], base, [[1, 2, 3], [4, 5, 0]])
+    assert shaky["status"] == FAIL and "not repeatable" in shaky["reason"]
+
+
+def test_only_a_failure_in_trls_fused_head_counts_as_the_cpu_limitation():
+    def frames(filename, name):
+        return [traceback.FrameSummary("/x/trl/trainer/grpo_trainer.py", 1, "compute_loss"),
+                traceback.FrameSummary(filename, 2, name)]
+
+    assert fused_head_failure(frames("/x/trl/trainer/utils.py", "_fused_forward"))
+    assert fused_head_failure(frames("/x/trl/kernels/logprob.py", "kernel"))
+    assert not fused_head_failure(frames("/x/torch/nn/functional.py", "linear"))
+
+
+def test_missing_pieces_are_named():
+    versions = {name: "1.0" for name in ("unsloth", "trl", "peft", "bitsandbytes")} | {"vllm": None}
+    machine = Machine(cuda=False, gpu=None, gpu_memory_gib=None, bf16=False, versions=versions)
+    assert machine.gaps(("unsloth", "vllm", "cuda")) == ["vLLM not installed", "no CUDA device"]
+    assert machine.gaps(("trl", "peft")) == []
+
+
+def test_a_failed_worker_reports_its_exception_and_log(tmp_path):
+    log = tmp_path / "w.log"
+    log.write_text("Unsloth: an error message that is only a warning\nTraceback (most recent call last):\n"
+                   "  File \"x.py\", line 1\nKeyError: 'a'\n\nDuring handling of the above exception:\n\n"
+                   "Traceback (most recent call last):\n  File \"y.py\", line 2\nValueError: bad shape\n"
+                   "  more of the message\nteardown noise\n")
+    result = failed("exit code 1", log)
+    assert result["status"] == FAIL and result["reason"] == "exit code 1: ValueError: bad shape"
+    assert result["log_tail"][-1] == "teardown noise"
+    assert failed("timed out after 5 s", tmp_path / "never-written.log")["reason"] == "timed out after 5 s"
+
+
+def test_a_worker_past_its_time_is_stopped_and_failed(tmp_path):
+    driver = Driver(tmp_path, timeout_s=1, total=1)
+    started = time.perf_counter()
+    code = driver.wait_for([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "slow.log")
+    assert code is None and time.perf_counter() - started < 30
+
+
+def test_exit_code_is_non_zero_only_for_failures():
+    assert exit_code([Check("a", PASS), Check("b", SKIP, reason="no CUDA device")]) == 0
+    assert exit_code([Check("a", PASS), Check("b", FAIL, reason="x")]) == 1
+
+
+def test_importing_the_script_imports_neither_unsloth_nor_torch():
+    """The driver and the plain-TRL worker import this file; Unsloth would patch what plain TRL measures."""
+    code = "import sys, bench.gpu_check; print(sorted({'unsloth', 'torch', 'trl'} & set(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(torch.cuda.is_available(), reason="asserts what a machine without CUDA can and cannot check")
+def test_the_tiny_check_on_this_cpu(tmp_path):
+    out = tmp_path / "gpu_check.json"
+    result = subprocess.run([sys.executable, "bench/gpu_check.py", "--shape", "tiny", "--out", str(out)], cwd=REPO,
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    record = json.loads(out.read_text())
+    checks = {c["name"]: c for c in record["checks"]}
+    assert list(checks) == list(CHECKS)
+    lines = [line for line in result.stdout.splitlines() if line.split("  ")[0].strip() in checks]
+    assert [line[:21].strip() for line in lines] == list(CHECKS)  # one line per check, in order
+    for check in checks.values():
+        assert check["status"] in (PASS, SKIP), check
+        assert check["status"] == PASS or check["reason"], check  # every skip says why
+    assert record["machine"]["cuda"] is False and record["ok"] is True
+    versions = record["machine"]["versions"]
+    assert {"torch", "transformers", "trl", "peft", "unsloth", "vllm", "bitsandbytes"} <= set(versions)
+
+    for name in ("load 4-bit", "grpo plain trl"):
+        assert checks[name]["status"] == SKIP and "CUDA" in checks[name]["reason"], checks[name]
+    assert "fused log-prob head" in checks["grpo plain trl"]["reason"]  # attempted, and failed where expected
+    assert checks["vllm adapter"]["status"] == SKIP and "vLLM" in checks["vllm adapter"]["reason"]
+
+    assert checks["load 16-bit"]["figures"]["dtype"] == "bfloat16"
+    assert checks["load 16-bit"]["figures"]["logits_finite"]
+    kit, unsloth = checks["grpo kit"]["figures"], checks["grpo unsloth script"]["figures"]
+    rounds, steps = record["settings"]["rounds"], record["settings"]["steps"]
+    for side in (kit, unsloth):
+        assert len(side["runs"]) == rounds and all(len(r["figures"]["step_seconds"]) == steps for r in side["runs"])
+        assert side["seconds_per_step"] > 0
+    assert unsloth["time_vs_kit"] == pytest.approx(unsloth["seconds_per_step"] / kit["seconds_per_step"])
+    assert kit["plan"]["peak_gib"] > 0 and record["plans"]["trl"]["peak_gib"] > 0
+
+    merge = checks["merge vs peft"]["figures"]
+    assert merge["max_abs_diff"] <= merge["tolerance"] and merge["adapter_max_delta"] > 0
+    assert merge["tensors"] > 0 and merge["missing"] == []
+    generate = checks["adapter hf generate"]["figures"]
+    assert generate["differing_prompts"] >= 1 and generate["base_repeatable"]
