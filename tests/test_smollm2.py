@@ -31,6 +31,7 @@ def test_alias_and_hub_id_resolve_to_a_converted_16bit_folder(offline, capsys):
     config = json.loads((path / "config.json").read_text())
     assert config["model_type"] == "llama" and config["num_hidden_layers"] == 30 and config["hidden_size"] == 576
     assert config["dtype"] == "bfloat16" and (path / "model.safetensors").stat().st_size > 200e6
+    assert "quantization_config" not in config, "a config marked GGUF-quantized makes trainers refuse the model"
 
     from transformers import AutoTokenizer
 
@@ -41,6 +42,22 @@ def test_alias_and_hub_id_resolve_to_a_converted_16bit_folder(offline, capsys):
     assert "<|im_start|>assistant" in tokenizer.apply_chat_template(
         [{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True)
     assert not [p for p in path.parent.iterdir() if p.name.startswith(".smollm2") and p.is_dir()], "temporary folder left"
+
+
+@pytest.mark.slow
+def test_converted_tokenizer_gives_llama_cpps_ids_for_the_packaged_gguf(offline):
+    """An independent reader: llama.cpp tokenizing with the package's own GGUF."""
+    import llama_cpp
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_name("kit:smollm2"))
+    reference = llama_cpp.Llama(model_path=str(smollm2.packaged_gguf()), vocab_only=True, verbose=False)
+    texts = ["What is 123 plus 4567?", "  two  spaces\nnew line\ttab", "naïve café 東京 😀", "x=3.14159; y = -2,000",
+             "don't I'll we've", "A\n\n\nB   C", "<|im_start|>user\nhi<|im_end|>\n"]
+    for text in texts:
+        ours = tokenizer(text, add_special_tokens=False).input_ids
+        assert ours == reference.tokenize(text.encode(), add_bos=False, special=True), text
+        assert tokenizer.decode(ours) == text, "byte-level decoding must give the text back"
 
 
 def test_a_cached_copy_is_used_before_the_package(monkeypatch, tmp_path):

@@ -125,3 +125,35 @@ def test_export_api_rejects_a_folder_without_a_model(tmp_path):
 
     with pytest.raises(KitError, match="not a model folder"):
         export_gguf(tmp_path, ["q8_0"])
+
+
+def test_greedy_tolerates_near_ties_only():
+    import numpy as np
+
+    from kit.gguf.verify import NEAR_TIE, divergence_margin
+
+    logits = np.zeros((3, 5), dtype=np.float32)
+    logits[:, 1] = 10.0  # the reference is sure of token 1 at every step...
+    logits[2, 2] = 10.0 - 10.0 * NEAR_TIE / 2  # ...except at step 2, where token 2 nearly ties with it
+    assert divergence_margin([1, 1, 1], [1, 1, 1], logits) is None
+    assert divergence_margin([1, 1, 2], [1, 1, 1], logits) <= NEAR_TIE  # rounding may flip a near-tie
+    assert divergence_margin([1, 3, 1], [1, 1, 1], logits) == pytest.approx(1.0)  # a broken file flips a sure one
+
+
+def test_verification_fails_a_gguf_of_different_weights(tmp_path):
+    """The greedy check compares with the reference where it is sure: other weights must fail it."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from kit.gguf.convert import convert
+    from kit.gguf.verify import Reference, verify
+
+    merged = run_folder(tmp_path, "llama")
+    gguf = tmp_path / "m.q8_0.gguf"
+    convert(merged, "q8_0", gguf)
+    weights = load_file(merged / "model.safetensors")
+    generator = torch.Generator().manual_seed(0)
+    save_file({k: v + 0.5 * v.float().std() * torch.randn(v.shape, generator=generator).to(v.dtype) if v.dim() == 2
+               else v for k, v in weights.items()}, merged / "model.safetensors", metadata={"format": "pt"})
+    checks = {c.name: c for c in verify(gguf, "q8_0", Reference(merged)).checks}
+    assert not checks["greedy"].passed and "where the reference is sure" in checks["greedy"].detail
