@@ -49,3 +49,29 @@ def test_kit_eval_scores_base_and_adapter_of_the_real_model(run):
                  env_extra={"HF_HUB_OFFLINE": "1", "KIT_CACHE": os.environ["KIT_CACHE"]})
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "base" in result.stdout and "trained" in result.stdout and "strict accuracy" in result.stdout
+
+
+def test_kit_chat_answers_with_the_real_model(run):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    out, _ = run
+    result = subprocess.run([sys.executable, "-m", "kit", "chat", str(out / "merged"), "--recipe", "digit_sum"],
+                            input="What is 2 plus 3?\n/exit\n", cwd=REPO, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    reply = next(line for line in result.stdout.splitlines() if line.startswith("you> model> "))
+    assert len(reply.removeprefix("you> model> ").strip()) > 0
+
+
+def test_qlora_on_the_cpu_merges_into_the_16bit_base(tmp_path):
+    out = tmp_path / "run"
+    result = kit("train", "digit_sum", "--model", smollm2.ALIAS, "--profile", "smoke", "--out", str(out),
+                 "grpo.max_steps=1", "eval.n=0", "model.load_in_4bit=true",
+                 env_extra={"HF_HUB_OFFLINE": "1", "KIT_CACHE": os.environ["KIT_CACHE"]})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "4-bit = True" in result.stdout + result.stderr, "Unsloth did not load the weights in 4-bit"
+    generated = plain_generate(out / "merged")
+    assert generated["new_tokens"] > 0 and not generated["quantized"]
