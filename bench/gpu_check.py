@@ -1,12 +1,14 @@
 """The GPU route end to end, offline: load, GRPO (the kit against hand-written Unsloth and plain TRL), merge, vLLM.
 
-    .venv/bin/python bench/gpu_check.py [--shape tiny|qwen2.5-1.5b] [--steps N] [--rounds R] [--out FILE]
+    .venv/bin/python bench/gpu_check.py [--shape tiny|qwen2.5-1.5b|smollm2] [--steps N] [--rounds R] [--out FILE]
     make gpu-check [SHAPE=qwen2.5-1.5b] [STEPS=4] [OUT=results.json]
 
 No network and no model hub: the model is built from a config.json with random weights (speed and memory
 depend on shapes, not values) and the kit's tiny tokenizer, which is trained on the spot. The default
 shape is Qwen2.5-1.5B (bench/model_configs/) where CUDA is present, the kit's tiny 2-layer Qwen2 elsewhere,
-so CI keeps every check that a CPU can run working. One line per check, in this order:
+so CI keeps every check that a CPU can run working. `--shape smollm2` uses real weights instead
+(SmolLM2-135M-Instruct, reached offline): the kit's overhead on a real model, on a CPU too. One line per
+check, in this order:
 
     build model          the model folder: config, random bf16 weights, tokenizer
     load 16-bit          kit.loader.load_model, then one forward pass
@@ -83,8 +85,12 @@ SHAPES = {
     # tokenizer's 512 decode to nothing; the reward reads token ids, so that does not matter)
     "qwen2.5-1.5b": Settings(steps=4, rounds=2, generations=8, completion_tokens=128, max_seq_length=512,
                              lora_rank=16, learning_rate=1e-4, timeout_s=900),
+    # a real pretrained model, reached offline (kit/smollm2.py): the kit's overhead on real weights, on a CPU too
+    "smollm2": Settings(steps=4, rounds=2, generations=8, completion_tokens=16, max_seq_length=256,
+                        lora_rank=16, learning_rate=1e-4, timeout_s=900),
 }
 CONFIG_FILES = {"qwen2.5-1.5b": REPO / "bench" / "model_configs" / "Qwen2.5-1.5B-Instruct" / "config.json"}
+REAL_MODELS = {"smollm2": "kit:smollm2"}  # shapes that copy real weights instead of building random ones
 
 
 @dataclass
@@ -194,6 +200,8 @@ def differing_rows(first: list[list[int]], second: list[list[int]]) -> int:
 
 def work_build(spec: dict) -> dict:
     """A model folder from a config with random weights and the kit's tiny tokenizer: nothing downloaded."""
+    if spec["shape"] in REAL_MODELS:
+        return copy_real_model(spec)
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
@@ -217,6 +225,34 @@ def work_build(spec: dict) -> dict:
         "seconds": time.perf_counter() - started, "parameters": sum(p.numel() for p in model.parameters()),
         "layers": config.num_hidden_layers, "hidden": config.hidden_size, "vocab": config.vocab_size,
         "tokenizer_pieces": len(tokenizer), "weights_gib": size / GIB, "model_type": config.model_type}}
+
+
+def copy_real_model(spec: dict) -> dict:
+    """A real model's folder, as the kit resolves its name offline, copied so the checks own their files."""
+    from safetensors import safe_open
+
+    from kit.model_names import resolve_model_name
+
+    started = time.perf_counter()
+    out = Path(spec["model_dir"])
+    shutil.copytree(resolve_model_name(REAL_MODELS[spec["shape"]]), out)
+    config = json.loads((out / "config.json").read_text())
+    parameters = 0
+    for weights in out.glob("*.safetensors"):
+        with safe_open(weights, "pt") as f:
+            parameters += sum(_count(f.get_slice(name).get_shape()) for name in f.keys())
+    size = sum(f.stat().st_size for f in out.glob("*.safetensors"))
+    return {"status": PASS, "figures": {
+        "seconds": time.perf_counter() - started, "parameters": parameters, "layers": config["num_hidden_layers"],
+        "hidden": config["hidden_size"], "vocab": config["vocab_size"], "tokenizer_pieces": config["vocab_size"],
+        "weights_gib": size / GIB, "model_type": config["model_type"], "real_weights": True}}
+
+
+def _count(shape) -> int:
+    count = 1
+    for size in shape:
+        count *= size
+    return count
 
 
 def model_fields(shape: str, tokenizer_pieces: int) -> dict:
@@ -611,7 +647,8 @@ def memory_words(f: dict) -> str:
 
 def build_summary(f: dict) -> str:
     return (f"{f['seconds']:.1f} s, {f['parameters'] / 1e6:.1f}M parameters ({f['model_type']}, {f['layers']} layers "
-            f"x {f['hidden']}, vocab {f['vocab']}; tokenizer {f['tokenizer_pieces']} pieces), random weights")
+            f"x {f['hidden']}, vocab {f['vocab']}; tokenizer {f['tokenizer_pieces']} pieces), "
+            + ("real weights" if f.get("real_weights") else "random weights"))
 
 
 def load_summary(f: dict) -> str:
@@ -892,6 +929,12 @@ def report(argv: list[str], seconds: float, shape: str, s: Settings, machine: Ma
             "plans": plans, "checks": [asdict(c) for c in checks], "ok": exit_code(checks) == 0}
 
 
+def exit_on_sigterm() -> None:
+    """SIGTERM (a timeout, a scheduler) unwinds like Ctrl-C: the running worker's group is killed and the temp
+    folder removed, where the default action would leave the worker running on its own."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
@@ -899,6 +942,7 @@ def main(argv: list[str] | None = None) -> int:
         run_worker_here(args.worker[0], Path(args.worker[1]))
         return 0
     started, out = time.perf_counter(), args.out or default_out()
+    exit_on_sigterm()
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as tmp:  # models, adapters, logs: all gone at the end
         driver = Driver(Path(tmp), SHAPES["tiny"].timeout_s, 0)
         machine = probe_machine(driver)
