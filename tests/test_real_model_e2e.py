@@ -1,5 +1,6 @@
 """The real CLI on a real pretrained model, SmolLM2-135M-Instruct (from its PyPI package, offline):
-LoRA GRPO steps -> merged 16-bit -> GGUF verified in llama.cpp -> plain transformers generates -> kit eval."""
+LoRA GRPO steps -> merged 16-bit -> GGUF verified in llama.cpp -> plain transformers generates -> kit eval
+and kit chat; QLoRA on the CPU; two processes; SIGTERM and resume."""
 
 import json
 import os
@@ -75,3 +76,35 @@ def test_qlora_on_the_cpu_merges_into_the_16bit_base(tmp_path):
     assert "4-bit = True" in result.stdout + result.stderr, "Unsloth did not load the weights in 4-bit"
     generated = plain_generate(out / "merged")
     assert generated["new_tokens"] > 0 and not generated["quantized"]
+
+
+def test_two_processes_train_the_real_model(tmp_path):
+    out = tmp_path / "run"
+    result = kit("train", "digit_sum", "--model", smollm2.ALIAS, "--profile", "smoke", "--out", str(out),
+                 "--num-processes", "2", "grpo.max_steps=2", "eval.n=0",
+                 env_extra={"HF_HUB_OFFLINE": "1", "KIT_CACHE": os.environ["KIT_CACHE"]})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    ranks = json.loads((out / "distributed.json").read_text())["ranks"]
+    assert [r["optimizer_steps"] for r in ranks] == [2, 2]
+    assert ranks[0]["trainable_norm_end"] == ranks[1]["trainable_norm_end"] != ranks[0]["trainable_norm_start"]
+    assert plain_generate(out / "merged")["new_tokens"] > 0
+
+
+def test_sigterm_and_resume_on_the_real_model(tmp_path):
+    import signal
+
+    from kit.metrics import read_metrics
+    from tests.test_resume import STEPS, start, wait_for_step
+
+    out = tmp_path / "run"
+    process = start("digit_sum", out, "--model", smollm2.ALIAS)
+    wait_for_step(out, 2, process)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 130, stdout[-2000:] + stderr[-2000:]
+    resumed = kit("train", "digit_sum", "--out", str(out), "--resume",
+                  env_extra={"HF_HUB_OFFLINE": "1", "KIT_CACHE": os.environ["KIT_CACHE"]})
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
+    assert "resume: continuing GRPO from" in resumed.stdout
+    steps = [m["step"] for m in read_metrics(out / "metrics.jsonl") if "reward" in m]
+    assert steps == list(range(1, STEPS + 1)), "each planned step logged exactly once"
