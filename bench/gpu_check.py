@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import json
+import math
 import os
 import platform
 import shutil
@@ -240,19 +241,12 @@ def copy_real_model(spec: dict) -> dict:
     parameters = 0
     for weights in out.glob("*.safetensors"):
         with safe_open(weights, "pt") as f:
-            parameters += sum(_count(f.get_slice(name).get_shape()) for name in f.keys())
+            parameters += sum(math.prod(f.get_slice(name).get_shape()) for name in f.keys())
     size = sum(f.stat().st_size for f in out.glob("*.safetensors"))
     return {"status": PASS, "figures": {
         "seconds": time.perf_counter() - started, "parameters": parameters, "layers": config["num_hidden_layers"],
         "hidden": config["hidden_size"], "vocab": config["vocab_size"], "tokenizer_pieces": config["vocab_size"],
         "weights_gib": size / GIB, "model_type": config["model_type"], "real_weights": True}}
-
-
-def _count(shape) -> int:
-    count = 1
-    for size in shape:
-        count *= size
-    return count
 
 
 def model_fields(shape: str, tokenizer_pieces: int) -> dict:

@@ -31,6 +31,7 @@ from kit.data import drop_long_prompts, load_eval_rows, load_rows
 from kit.env import package_versions
 from kit.errors import KitError
 from kit.launch import SHARDED, ranks
+from kit.model_names import TINY_PREFIX
 from kit.recipe import Recipe, RewardBundle
 
 # Keys the kit sets itself; grpo.extra may not override them.
@@ -405,7 +406,7 @@ def announce(cfg: RunConfig, recipe: Recipe, out: Path) -> None:
     print(f"run: {prompts} prompt(s) x {g.num_generations} generations = {cfg.completions_per_step} "
           f"completions per step, max_steps {g.max_steps}")
     if cfg.profile == SMOKE:
-        model = "a tiny model built on the spot" if cfg.model.name.startswith("kit:tiny-") else cfg.model.name
+        model = "a tiny model built on the spot" if cfg.model.name.startswith(TINY_PREFIX) else cfg.model.name
         print(f"run: SMOKE PROFILE: {model} and the recipe's sample data, a few steps. "
               "It checks that the pipeline runs; it does not train a useful model. "
               f"For a real run on a GPU: make train RECIPE={recipe.name} PROFILE=full")

@@ -17,9 +17,6 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import json
-import os
-import shutil
-import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -93,18 +90,16 @@ def packaged_gguf() -> Path:
 
 def build_locked(path: Path, build) -> None:
     """Build `path` once across processes: the first takes the lock and builds into a temporary folder that is
-    renamed when complete; the others wait and find it built. A killed build leaves only its temporary folder."""
+    renamed when complete (kit.merge.atomic_dir); the others wait and find it built."""
+    from kit.merge import atomic_dir
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.parent / f".{path.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process dies
         if (path / "config.json").exists():
             return
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
-        try:
+        with atomic_dir(path) as tmp:
             build(tmp)
-            os.replace(tmp, path)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def convert_packaged(out: Path) -> None:

@@ -11,6 +11,7 @@ from kit import smollm2
 from tests.test_runner_e2e import kit, plain_generate
 
 pytestmark = pytest.mark.slow
+OFFLINE = {"HF_HUB_OFFLINE": "1"}  # kit() passes the rest of the environment, KIT_CACHE (the tests' cache) included
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +19,7 @@ def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("smollm2") / "run"
     result = kit("train", "digit_sum", "--model", smollm2.ALIAS, "--profile", "smoke", "--out", str(out),
                  "grpo.max_steps=2", "eval.n=4", "save.formats=[lora,merged_16bit,gguf]", "save.quant=[q8_0]",
-                 env_extra={"HF_HUB_OFFLINE": "1", "KIT_CACHE": os.environ["KIT_CACHE"]})
+                 env_extra=OFFLINE)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out, result.stdout
 
@@ -47,7 +48,7 @@ def test_merged_real_model_generates_with_plain_transformers(run):
 def test_kit_eval_scores_base_and_adapter_of_the_real_model(run):
     out, _ = run
     result = kit("eval", "digit_sum", "--adapter", str(out / "adapter"), "--n", "4",
-                 env_extra={"HF_HUB_OFFLINE": "1", "KIT_CACHE": os.environ["KIT_CACHE"]})
+                 env_extra=OFFLINE)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "base" in result.stdout and "trained" in result.stdout and "strict accuracy" in result.stdout
 
@@ -61,7 +62,7 @@ def test_kit_chat_answers_with_the_real_model(run):
     out, _ = run
     result = subprocess.run([sys.executable, "-m", "kit", "chat", str(out / "merged"), "--recipe", "digit_sum"],
                             input="What is 2 plus 3?\n/exit\n", cwd=REPO, capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "HF_HUB_OFFLINE": "1"})
+                            env={**os.environ, **OFFLINE})
     assert result.returncode == 0, result.stderr[-3000:]
     reply = next(line for line in result.stdout.splitlines() if line.startswith("you> model> "))
     assert len(reply.removeprefix("you> model> ").strip()) > 0
@@ -71,7 +72,7 @@ def test_qlora_on_the_cpu_merges_into_the_16bit_base(tmp_path):
     out = tmp_path / "run"
     result = kit("train", "digit_sum", "--model", smollm2.ALIAS, "--profile", "smoke", "--out", str(out),
                  "grpo.max_steps=1", "eval.n=0", "model.load_in_4bit=true",
-                 env_extra={"HF_HUB_OFFLINE": "1", "KIT_CACHE": os.environ["KIT_CACHE"]})
+                 env_extra=OFFLINE)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "4-bit = True" in result.stdout + result.stderr, "Unsloth did not load the weights in 4-bit"
     generated = plain_generate(out / "merged")
@@ -82,7 +83,7 @@ def test_two_processes_train_the_real_model(tmp_path):
     out = tmp_path / "run"
     result = kit("train", "digit_sum", "--model", smollm2.ALIAS, "--profile", "smoke", "--out", str(out),
                  "--num-processes", "2", "grpo.max_steps=2", "eval.n=0",
-                 env_extra={"HF_HUB_OFFLINE": "1", "KIT_CACHE": os.environ["KIT_CACHE"]})
+                 env_extra=OFFLINE)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     ranks = json.loads((out / "distributed.json").read_text())["ranks"]
     assert [r["optimizer_steps"] for r in ranks] == [2, 2]
@@ -103,7 +104,7 @@ def test_sigterm_and_resume_on_the_real_model(tmp_path):
     stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 130, stdout[-2000:] + stderr[-2000:]
     resumed = kit("train", "digit_sum", "--out", str(out), "--resume",
-                  env_extra={"HF_HUB_OFFLINE": "1", "KIT_CACHE": os.environ["KIT_CACHE"]})
+                  env_extra=OFFLINE)
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
     assert "resume: continuing GRPO from" in resumed.stdout
     steps = [m["step"] for m in read_metrics(out / "metrics.jsonl") if "reward" in m]
