@@ -5,7 +5,7 @@
 #   make plan RECIPE=gsm8k [MODEL=… GPU=T4 CONFIG=file.yaml ARGS='grpo.num_generations=16']   # fits the GPU?
 #   make demo                 # CPU: a tiny model learns digit sums (SFT then GRPO), in a couple of minutes
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
-#   make gpu-check [SHAPE=tiny|qwen2.5-1.5b STEPS=4 OUT=file.json]   # the GPU route end to end, offline, one line a check
+#   make gpu-check [SHAPE=tiny|qwen2.5-1.5b|smollm2 STEPS=4 OUT=file.json]   # the GPU route end to end, offline, one line a check
 #   make test
 
 RECIPE ?= gsm8k
