@@ -56,6 +56,7 @@ class DataConfig(Section):
     split: str = "train"
     max_prompt_length: int = Field(256, gt=0)  # longer prompts are dropped, with a count printed
     limit: int | None = Field(None, gt=0)  # use only the first N rows
+    system_prompt: str | None = None  # put first in every prompt that has no system message
 
 
 class GRPOSection(Section):

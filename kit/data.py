@@ -74,6 +74,8 @@ def load_rows(recipe: Recipe, cfg: DataConfig, rewards=None):
     if cfg.limit is not None:
         dataset = dataset.select(range(min(cfg.limit, len(dataset))))
     check_prompts(dataset, recipe.name)
+    if cfg.system_prompt is not None:
+        dataset = with_system_prompt(dataset, cfg.system_prompt)
     bundle = rewards if rewards is not None else recipe.rewards
     for reward, columns in bundle.columns_needed().items():
         require_columns(dataset, columns, f"the dataset of recipe '{recipe.name}' (reward '{reward}' reads it)")
@@ -89,7 +91,7 @@ def load_eval_rows(recipe: Recipe, data: DataConfig, eval_cfg, rewards=None):
               "to score before and after training")
         return None
     held_out = DataConfig(path=eval_cfg.path or data.path, split=eval_cfg.split, limit=eval_cfg.n,
-                          max_prompt_length=data.max_prompt_length)
+                          max_prompt_length=data.max_prompt_length, system_prompt=data.system_prompt)
     return load_rows(recipe, held_out, rewards)
 
 
@@ -111,6 +113,21 @@ def check_prompts(dataset, recipe_name: str) -> None:
                 f"row {index}: 'prompt' must be a list of chat messages like "
                 f"[{{'role': 'user', 'content': '...'}}], got {prompt!r:.120}"
             )
+
+
+def with_system_prompt(dataset, system_prompt: str):
+    """Rows whose prompt has no system message get `system_prompt` as their first message.
+
+    Instruct models read the format they must answer in from the system message; without one, a chat
+    template may insert its own default (SmolLM2's names the assistant and nothing else).
+    """
+    def add(row):
+        prompt = row["prompt"]
+        if prompt[0]["role"] != "system":
+            prompt = [{"role": "system", "content": system_prompt}, *prompt]
+        return {"prompt": prompt}
+
+    return dataset.map(add)
 
 
 def prompt_lengths(dataset, tokenizer) -> list[int]:

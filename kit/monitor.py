@@ -121,12 +121,20 @@ class HealthCallback(TrainerCallback):
 
 
 class SampleLogger(TrainerCallback):
-    """Every `every` steps: a few of the latest completions with each reward, to samples.jsonl and the console."""
+    """Every `every` steps: a few of the latest completions with each reward, to samples.jsonl and the console.
 
-    def __init__(self, path: Path, every: int = 10, count: int = 3, seed: int = 0):
+    Each line also carries the dataset columns the rewards read (e.g. `answer`), so the file is a ready
+    input for `python -m kit rewards check RECIPE --completions OUT/samples.jsonl`.
+    """
+
+    def __init__(self, path: Path, every: int = 10, count: int = 3, seed: int = 0, dataset=None,
+                 columns: list[str] = ()):
         self.path, self.every, self.count = Path(path), every, count
         self.rng = random.Random(seed)
         self.trainer = None  # set after the trainer is built: the samples live in its last generation batch
+        # TRL's record of a batch keeps prompts, not rows: find each row again by its prompt
+        self.rows_by_prompt = {} if dataset is None else {
+            prompt_key(row["prompt"]): {c: row[c] for c in columns} for row in dataset}
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if self.trainer is None or not state.is_world_process_zero or "reward" not in (logs or {}):
@@ -142,8 +150,13 @@ class SampleLogger(TrainerCallback):
             for i in picks:
                 sample = {"step": state.global_step, "prompt": completion_text(recorded["prompt"][i]),
                           "completion": completion_text(recorded["completion"][i]),
+                          **self.rows_by_prompt.get(prompt_key(recorded["prompt"][i]), {}),
                           "rewards": {name: values[i] for name, values in recorded["rewards"].items()}}
                 f.write(json.dumps(sample) + "\n")
                 rewards = " ".join(f"{n}={v:.2g}" for n, v in sample["rewards"].items())
                 text = " ".join(sample["completion"].split())
                 print(f"sample (step {state.global_step}): {text[:90]!r}  {rewards}")
+
+
+def prompt_key(prompt) -> str:
+    return json.dumps(prompt, sort_keys=True)

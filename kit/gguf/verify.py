@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kit.gguf import spm
 from kit.gguf.quants import EXACT
 
 SAMPLE_TEXTS = [
@@ -71,6 +72,10 @@ class Reference:
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=reference_dtype(model_dir)).eval()
         self.eos_ids = eos_ids(self.model.generation_config, self.tokenizer)
         self.texts = SAMPLE_TEXTS + chat_texts(self.tokenizer)
+        # A SentencePiece tokenizer that puts a space only at the input's start (transformers' Metaspace
+        # "first"): llama.cpp has no such rule, so the export matches it after special tokens instead (kit.gguf.spm)
+        at_start, after_special = spm.space_rules(self.tokenizer) if spm.is_sentencepiece(model_dir) else (False, False)
+        self.start_space_only = at_start and not after_special
         self.prompts = [self.prompt_ids(p) for p in PROMPTS]
         with torch.no_grad():
             self.continuations = [self.greedy(ids) for ids in self.prompts]
@@ -147,11 +152,23 @@ def check_tokenizer(llm, ref: Reference) -> Check:
     mismatches = []
     for text in ref.texts:
         expected = ref.tokenizer(text, add_special_tokens=False).input_ids
-        got = llm.tokenize(text.encode(), add_bos=False, special=True)
+        got = llm.tokenize(as_llama_cpp_sees(text, ref).encode(), add_bos=False, special=True)
         if expected != got:
             mismatches.append(f"{text[:40]!r}: HF {expected[:8]}... llama.cpp {got[:8]}...")
     detail = f"{len(ref.texts) - len(mismatches)}/{len(ref.texts)} strings identical"
+    if ref.start_space_only:
+        detail += (" (plain text given to llama.cpp with the leading space transformers adds only at the start "
+                   "of an input; chat prompts, which start with a special token, as they are)")
     return Check("tokenizer", not mismatches, True, detail + (f"; first difference {mismatches[0]}" if mismatches else ""))
+
+
+def as_llama_cpp_sees(text: str, ref: Reference) -> str:
+    """The text llama.cpp must get to tokenize as transformers does: the same text, except that plain text
+    gets the start-of-input space a start-only SentencePiece tokenizer adds (and llama.cpp cannot)."""
+    starts_special = any(text.startswith(t) for t in spm.added_tokens(ref.tokenizer))
+    if ref.start_space_only and not starts_special and not text.startswith(" "):
+        return " " + text
+    return text
 
 
 def check_template(llm, ref: Reference) -> Check:

@@ -51,10 +51,29 @@ def load_samples(recipe: Recipe, path: str | None) -> list[dict]:
     return samples
 
 
+NOT_COLUMNS = ("completion", "label", "step", "rewards")  # samples.jsonl's own keys, not dataset columns
+
+
 def run_bundle(bundle: RewardBundle, samples: list[dict]) -> list[RewardRun]:
     completions = [s["completion"] for s in samples]
-    columns = {key: [s.get(key) for s in samples] for s in samples for key in s if key not in ("completion", "label")}
-    return [run_one(reward, completions, columns) for reward in bundle.rewards]
+    columns = {key: [s.get(key) for s in samples] for s in samples for key in s if key not in NOT_COLUMNS}
+    runs = [run_one(reward, completions, columns) for reward in bundle.rewards]
+    for run in runs:
+        run.warnings += training_mismatch(run, samples)
+    return runs
+
+
+def training_mismatch(run: RewardRun, samples: list[dict]) -> list[str]:
+    """Samples from a run's samples.jsonl carry the value each reward gave during training; they must agree."""
+    pairs = [(s["rewards"][run.reward.name], v) for s, v in zip(samples, run.values or [])
+             if isinstance(s.get("rewards"), dict) and run.reward.name in s["rewards"]]
+    differ = [(then, now) for then, now in pairs if _missing(then) != _missing(now) or
+              (not _missing(then) and then != now)]
+    if not differ:
+        return []
+    then, now = differ[0]
+    return [(f"gave {len(differ)} of {len(pairs)} samples another value than during training (first: {then} then, "
+             f"{now} now): the reward is not deterministic, or its code or the data changed since")]
 
 
 def run_one(reward: Reward, completions: list, columns: dict) -> RewardRun:
@@ -68,6 +87,11 @@ def run_one(reward: Reward, completions: list, columns: dict) -> RewardRun:
     run.values = list(values)
     run.warnings += value_warnings(reward, run.values, len(completions))
     return run
+
+
+def _missing(value) -> bool:
+    """None from a reward is NaN in TRL's records: both mean "does not apply"."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def value_warnings(reward: Reward, values: list, expected: int) -> list[str]:

@@ -63,3 +63,25 @@ def test_bad_completions_file_is_named(tmp_path):
     path.write_text('{"text": "no completion key"}\n')
     with pytest.raises(KitError, match="line 1: each line needs a \"completion\" key"):
         load_samples(load_recipe("gsm8k"), str(path))
+
+
+def test_samples_from_a_run_are_checked_against_the_values_given_in_training():
+    from kit.recipe import RewardBundle
+    from kit.rewards.check import run_bundle
+
+    def answer_match(completions, answer, **kwargs):
+        return [1.0 if c == a else 0.0 for c, a in zip(completions, answer)]
+
+    def not_applicable(completions, **kwargs):
+        return [None for _ in completions]
+
+    logged = [{"step": 1, "prompt": "q", "completion": "7", "answer": "7",
+               "rewards": {"answer_match": 1.0, "not_applicable": float("nan")}},
+              {"step": 1, "prompt": "q", "completion": "8", "answer": "7",
+               "rewards": {"answer_match": 0.0, "not_applicable": float("nan")}}]
+    runs = run_bundle(RewardBundle((answer_match, 1.0), (not_applicable, 0.5)), logged)
+    assert not any("during training" in w for run in runs for w in run.warnings)  # None now is NaN then
+    logged[1]["rewards"]["answer_match"] = 1.0  # as if the reward had changed since
+    warnings = run_bundle(RewardBundle((answer_match, 1.0)), logged)[0].warnings
+    assert warnings == [("gave 1 of 2 samples another value than during training (first: 1.0 then, 0.0 now): "
+                         "the reward is not deterministic, or its code or the data changed since")]
