@@ -4,6 +4,7 @@
 #                            NPROC=4 LAUNCHER=ddp|zero2|zero3|fsdp]   # NPROC: one process per GPU
 #   make plan RECIPE=gsm8k [MODEL=… GPU=T4 CONFIG=file.yaml ARGS='grpo.num_generations=16']   # fits the GPU?
 #   make demo                 # CPU: a tiny model learns digit sums (SFT then GRPO), in a couple of minutes
+#   make demo-real [ARGS='seed=2']   # CPU: the real SmolLM2-135M-Instruct, SFT then GRPO with LoRA, ~13 minutes
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
 #   make gpu-check [SHAPE=tiny|qwen2.5-1.5b|smollm2 STEPS=4 OUT=file.json]   # the GPU route end to end, offline, one line a check
 #   make test
@@ -12,7 +13,7 @@ RECIPE ?= gsm8k
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: install train plan demo export gpu-check test clean
+.PHONY: install train plan demo demo-real export gpu-check test clean
 
 comma := ,
 
@@ -34,7 +35,10 @@ plan: $(STAMP)
 		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 
 demo: $(STAMP)
-	$(PY) -m kit train digit_sum --config configs/demo_cpu.yaml --out $(or $(OUT),outputs/demo-$(shell date +%Y%m%d-%H%M%S))
+	$(PY) -m kit train digit_sum --config configs/demo_cpu.yaml --out $(or $(OUT),outputs/demo-$(shell date +%Y%m%d-%H%M%S)) $(ARGS)
+
+demo-real: $(STAMP)
+	$(PY) -m kit train addition --config configs/demo_smollm2.yaml --out $(or $(OUT),outputs/demo-real-$(shell date +%Y%m%d-%H%M%S)) $(ARGS)
 
 export: $(STAMP)
 	$(PY) -m kit export $(MERGED) --quant $(subst $(comma), ,$(or $(QUANT),q4_k_m))

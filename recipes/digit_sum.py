@@ -20,7 +20,7 @@ from datasets import Dataset
 from kit.data import load_table, require_columns
 from kit.evaluate import Scoring
 from kit.recipe import RewardBundle
-from kit.rewards import answer_correct, canonical_number, extract_tag, final_answer, tag_format
+from kit.rewards import answer_correct, canonical_number, extract_tag, final_answer, numeric_closeness, tag_format
 
 HELD_OUT = 200
 ANSWER_FORMAT = tag_format("answer", r"-?\d+")
@@ -28,6 +28,9 @@ ANSWER_FORMAT = tag_format("answer", r"-?\d+")
 REWARDS = RewardBundle(
     (answer_correct, 1.0),  # the <answer> holds the right number
     (ANSWER_FORMAT, 0.2),  # the whole reply is one <answer>N</answer>
+    # partial credit for a near miss, off unless a config weights it (rewards: {answer_close: 0.5}): a model
+    # that gets every completion of a group wrong still learns which were closer
+    (numeric_closeness(within=10), 0.0),
 )
 
 DEFAULTS = {

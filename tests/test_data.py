@@ -65,3 +65,19 @@ def test_hub_failure_says_what_to_do(monkeypatch):
     monkeypatch.setattr(datasets, "load_dataset", offline)
     with pytest.raises(KitError, match=r"cannot load dataset openai/gsm8k from the hub .*DATA=path.*PROFILE=smoke"):
         load_table(None, "openai/gsm8k", "train", "main")
+
+
+def test_system_prompt_goes_first_where_a_prompt_has_none():
+    from kit.data import load_eval_rows, load_rows
+
+    own = [{"role": "system", "content": "mine"}, *prompt("b")]
+    recipe = recipe_with([{"prompt": prompt("a"), "answer": "1"}, {"prompt": own, "answer": "2"}])
+    rows = load_rows(recipe, DataConfig(system_prompt="Answer as <answer>N</answer>."))
+    assert rows["prompt"] == [[{"role": "system", "content": "Answer as <answer>N</answer>."}, *prompt("a")], own]
+    assert load_rows(recipe, DataConfig())["prompt"][0] == prompt("a")
+
+    class Held:
+        n, path, split = 2, None, "test"
+
+    held_out = load_eval_rows(recipe, DataConfig(system_prompt="S"), Held)
+    assert held_out["prompt"][0][0] == {"role": "system", "content": "S"}  # scored as it was trained

@@ -11,7 +11,8 @@ from kit import smollm2
 from tests.test_runner_e2e import kit, plain_generate
 
 pytestmark = pytest.mark.slow
-OFFLINE = {"HF_HUB_OFFLINE": "1"}  # kit() passes the rest of the environment, KIT_CACHE (the tests' cache) included
+OFFLINE = {"HF_HUB_OFFLINE": "1"}
+SYSTEM = "Reply with the answer in the form <answer>N</answer>."  # kit() passes the rest of the environment, KIT_CACHE (the tests' cache) included
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +20,7 @@ def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("smollm2") / "run"
     result = kit("train", "digit_sum", "--model", smollm2.ALIAS, "--profile", "smoke", "--out", str(out),
                  "grpo.max_steps=2", "eval.n=4", "save.formats=[lora,merged_16bit,gguf]", "save.quant=[q8_0]",
-                 env_extra=OFFLINE)
+                 f"data.system_prompt={SYSTEM}", env_extra=OFFLINE)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out, result.stdout
 
@@ -66,6 +67,35 @@ def test_kit_chat_answers_with_the_real_model(run):
     assert result.returncode == 0, result.stderr[-3000:]
     reply = next(line for line in result.stdout.splitlines() if line.startswith("you> model> "))
     assert len(reply.removeprefix("you> model> ").strip()) > 0
+
+
+def test_system_prompt_reaches_training_and_the_printed_chat_command(run):
+    out, printed = run
+    samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert samples and all(s["answer"].isdigit() for s in samples)  # the column the rewards read
+    evaluated = json.loads((out / "eval.json").read_text())["results"][0]
+    assert evaluated["n"] == 4
+    assert f"--recipe digit_sum --system '{SYSTEM}'" in printed
+
+
+def test_rewards_check_runs_on_the_real_models_completions(run):
+    out, _ = run
+    result = kit("rewards", "check", "digit_sum", "--completions", str(out / "samples.jsonl"), env_extra=OFFLINE)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    rows = [line for line in result.stdout.splitlines()[1:] if line.strip() and not line.startswith(("warning", "no "))]
+    assert len(rows) == len((out / "samples.jsonl").read_text().splitlines())
+    assert "during training" not in result.stdout  # the same values as the trainer gave them
+
+
+def test_kit_export_f16_and_q4_k_m_of_the_real_model(run):
+    out, _ = run
+    result = kit("export", str(out / "merged"), "--quant", "f16", "q4_k_m", env_extra=OFFLINE)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    report = {r["quant"]: r for r in json.loads((out / "gguf" / "verification.json").read_text())}
+    for quant in ("f16", "q4_k_m"):
+        checks = {c["name"]: c for c in report[quant]["checks"]}
+        assert report[quant]["ok"] and all(checks[n]["passed"] for n in ("tokenizer", "template", "eos"))
+    assert {c["name"]: c for c in report["f16"]["checks"]}["greedy"]["passed"]
 
 
 def test_qlora_on_the_cpu_merges_into_the_16bit_base(tmp_path):

@@ -8,7 +8,7 @@ Checks (required ones decide the exit code):
   eos        required  the GGUF's end-of-sequence token is the model's (else generation never stops)
   greedy     required for f16 / bf16 / q8_0: greedy continuations of a few prompts match token for token,
              or first differ where the reference itself nearly ties (its two candidates within NEAR_TIE of
-             its largest logit: rounding picks either); reported for lower-bit quantizations
+             its largest logit, 3% for q8_0: rounding picks either); reported for lower-bit quantizations
   logits     reported  relative logit error and top-1 agreement along the same sequences
 """
 
@@ -37,6 +37,9 @@ GREEDY_TOKENS = 16
 # A real model's greedy path passes near-ties (seen on SmolLM2: margins of 0.003-0.05 logits out of ~28),
 # where bf16 or q8_0 rounding flips the choice; a broken export differs where the reference is sure.
 NEAR_TIE = 0.005
+# q8_0 rounds every weight to 8 bits: on SmolLM2-135M its logits stray up to 7-9% of the largest one, and a
+# trained SmolLM2 flipped at a reference margin of 2.2%. Other weights flip at margins near 100%.
+NEAR_TIE_BY_QUANT = {"q8_0": 0.03}
 
 
 @dataclass
@@ -142,7 +145,7 @@ def verify(path: Path, quant: str, ref: Reference) -> Verification:
     try:
         result = Verification(file=path.name, quant=quant)
         result.checks += [check_tokenizer(llm, ref), check_template(llm, ref), check_eos(llm, ref)]
-        result.checks += check_outputs(llm, ref, required=quant in EXACT)
+        result.checks += check_outputs(llm, ref, required=quant in EXACT, near_tie=near_tie_for(quant))
         return result
     finally:
         llm.close()
@@ -199,7 +202,11 @@ def llama_greedy(llm, prompt: list[int], eos: list[int]) -> list[int]:
     return out
 
 
-def check_outputs(llm, ref: Reference, required: bool) -> list[Check]:
+def near_tie_for(quant: str) -> float:
+    return NEAR_TIE_BY_QUANT.get(quant, NEAR_TIE)
+
+
+def check_outputs(llm, ref: Reference, required: bool, near_tie: float = NEAR_TIE) -> list[Check]:
     identical, matched, total, errors, top1, ties, sure = 0, 0, 0, [], [], [], []
     for prompt, expected, hf_logits in zip(ref.prompts, ref.continuations, ref.logits):
         got = llama_greedy(llm, prompt, ref.eos_ids)
@@ -208,7 +215,7 @@ def check_outputs(llm, ref: Reference, required: bool) -> list[Check]:
         total += len(expected)
         margin = divergence_margin(got, expected, hf_logits[len(prompt) - 1:])
         if margin is not None:
-            (ties if margin <= NEAR_TIE else sure).append(margin)
+            (ties if margin <= near_tie else sure).append(margin)
         llm.reset()
         llm.eval(prompt + expected)
         ours = np.asarray(llm.scores[: len(prompt) + len(expected)], dtype=np.float32)
@@ -217,7 +224,8 @@ def check_outputs(llm, ref: Reference, required: bool) -> list[Check]:
     n = len(ref.prompts)
     detail = f"{identical}/{n} continuations identical, {matched}/{total} tokens agree"
     if ties:
-        detail += f"; {len(ties)} differ first at a near-tie (reference margin {', '.join(f'{m:.2%}' for m in ties)})"
+        detail += (f"; {len(ties)} differ first at a near-tie (reference margin {', '.join(f'{m:.2%}' for m in ties)}, "
+                   f"within {near_tie:.1%})")
     if sure:
         detail += f"; {len(sure)} differ where the reference is sure (margin {', '.join(f'{m:.2%}' for m in sure)})"
     greedy = Check("greedy", not sure, required, detail)

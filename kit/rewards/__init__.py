@@ -16,7 +16,7 @@ from kit.rewards.adaptive import AdaptiveWeight
 from kit.rewards.answers import canonical_number, extract_boxed, extract_hash_answer, extract_tag, final_answer, parse_number
 from kit.rewards.code import syntax_valid, passes_tests
 from kit.rewards.correctness import (
-    answer_correct, exact_match, fuzzy_match, integer_answer, math_equivalent, numeric_match,
+    answer_correct, exact_match, fuzzy_match, integer_answer, math_equivalent, numeric_closeness, numeric_match,
 )
 from kit.rewards.format import code_block, json_format, soft_xml_format, strict_xml_format, tag_format, xml_tag_count
 from kit.rewards.length import ideal_length, max_length_penalty, min_length
@@ -27,6 +27,6 @@ __all__ = [
     "AdaptiveWeight", "answer_correct", "canonical_number", "citations", "code_block", "completion_text",
     "exact_match", "extract_boxed", "extract_hash_answer", "extract_tag", "final_answer", "fuzzy_match",
     "ideal_length", "integer_answer", "json_format", "math_equivalent", "max_length_penalty", "min_length",
-    "numeric_match", "parse_number", "reasoning_connectors", "repetition_penalty", "soft_xml_format",
+    "numeric_closeness", "numeric_match", "parse_number", "reasoning_connectors", "repetition_penalty", "soft_xml_format",
     "strict_xml_format", "syntax_valid", "passes_tests", "tag_format", "xml_tag_count",
 ]

@@ -76,6 +76,29 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9):
     return numeric_correct
 
 
+def numeric_closeness(within: float):
+    """Factory: partial credit for a number near the gold one, 1 - |given - gold| / `within`, floored at 0.
+
+    Reads the <answer> tag only (a reply without one earns nothing). For arithmetic whose answers a small
+    model gets wrong in every completion of a group: exact-match rewards are then all 0 and GRPO learns
+    nothing, while "closer" still tells the completions apart. Weight it below the exact-match reward.
+    """
+
+    def answer_close(completions, answer, **kwargs) -> list[float | None]:
+        scores: list[float | None] = []
+        for completion, gold in zip(completions, answer):
+            expected = parse_number(str(gold)) if _has_gold(gold) else None
+            if expected is None:
+                scores.append(None)
+                continue
+            given = extract_tag(completion_text(completion), "answer")
+            number = parse_number(given) if given is not None else None
+            scores.append(0.0 if number is None else max(0.0, 1.0 - abs(number - expected) / within))
+        return scores
+
+    return answer_close
+
+
 def math_equivalent(completions, answer, **kwargs) -> list[float | None]:
     """1.0 when math-verify finds the final answer equivalent to the gold one (LaTeX, \\boxed{}, 1/2 == 0.5)."""
     from math_verify import parse, verify

@@ -130,7 +130,7 @@ def test_export_api_rejects_a_folder_without_a_model(tmp_path):
 def test_greedy_tolerates_near_ties_only():
     import numpy as np
 
-    from kit.gguf.verify import NEAR_TIE, divergence_margin
+    from kit.gguf.verify import NEAR_TIE, divergence_margin, near_tie_for
 
     logits = np.zeros((3, 5), dtype=np.float32)
     logits[:, 1] = 10.0  # the reference is sure of token 1 at every step...
@@ -138,6 +138,7 @@ def test_greedy_tolerates_near_ties_only():
     assert divergence_margin([1, 1, 1], [1, 1, 1], logits) is None
     assert divergence_margin([1, 1, 2], [1, 1, 1], logits) <= NEAR_TIE  # rounding may flip a near-tie
     assert divergence_margin([1, 3, 1], [1, 1, 1], logits) == pytest.approx(1.0)  # a broken file flips a sure one
+    assert near_tie_for("f16") == NEAR_TIE < near_tie_for("q8_0") < 0.1  # 8-bit rounding moves logits further
 
 
 def test_verification_fails_a_gguf_of_different_weights(tmp_path):

@@ -23,3 +23,12 @@ def test_scoring():
     assert not judge.strict("13", row) and judge.lenient("13", row)
     assert not judge.strict("<answer>13</answer> extra", row) and judge.lenient("<answer>13</answer> extra", row)
     assert not judge.lenient("<answer>12</answer>", row)
+
+
+def test_digit_sum_offers_closeness_switched_off():
+    from kit.recipe import load_recipe
+
+    recipe = load_recipe("digit_sum")
+    assert "answer_close" in recipe.rewards.names
+    assert "answer_close" not in recipe.rewards.reweighted({}).names
+    assert recipe.rewards.reweighted({"answer_close": 0.5}).weights == [1.0, 0.2, 0.5]

@@ -55,3 +55,14 @@ def test_math_equivalent_uses_math_verify():
 def test_fuzzy_match_partial_credit():
     scores = fuzzy_match([wrap("The Eiffel Tower"), wrap("Eiffel tower!"), wrap("Big Ben")], answer=["eiffel tower"] * 3)
     assert scores[1] == 1.0 and 0.5 < scores[0] < 1.0 and scores[2] < 0.5
+
+
+def test_numeric_closeness_gives_partial_credit_inside_the_window_only():
+    from kit.rewards import numeric_closeness
+
+    close = numeric_closeness(within=10)
+    completions = [wrap("13"), wrap("12"), wrap("18"), wrap("30"), chat("13"), wrap("thirteen")]
+    assert close(completions, answer=["13"] * 6) == [1.0, 0.9, 0.5, 0.0, 0.0, 0.0]  # no tag, no number: nothing
+    assert close([wrap("4")], answer=[None]) == [None]
+    assert close.__name__ == "answer_close"  # TRL logs it as rewards/answer_close/mean
+

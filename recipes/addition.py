@@ -1,0 +1,54 @@
+"""Sums of two numbers below 20 ("What is 14 plus 9?"): the real-model CPU demo's task.
+
+    make demo-real                               # SmolLM2-135M-Instruct: SFT warm start, GRPO, export
+    make train RECIPE=addition CONFIG=configs/demo_smollm2.yaml
+
+All 400 ordered pairs, split once with a fixed seed: 200 held out for evaluation, 200 for training; no
+pair is in both. A small pretrained model knows many of these sums but, after a short warm start on the
+format, writes the wrong one about half the time at greedy, while one of 8 samples is right for most
+prompts: the gap GRPO closes. The answer format, rewards and scoring are digit_sum's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+
+from datasets import Dataset
+
+from kit.data import load_table, require_columns
+from recipes.digit_sum import EVAL, REWARDS, SAMPLE_COMPLETIONS, sft_target  # noqa: F401  (the recipe contract)
+
+HELD_OUT = 200
+LARGEST = 19
+
+DEFAULTS = {
+    "data": {"max_prompt_length": 64},
+    "grpo": {"max_completion_length": 12, "num_generations": 8, "per_device_train_batch_size": 32},
+}
+
+
+def pairs(split: str) -> list[tuple[int, int]]:
+    """Disjoint splits of all 400 ordered pairs, the same on every machine."""
+    every = list(itertools.product(range(LARGEST + 1), repeat=2))
+    random.Random("addition-split").shuffle(every)
+    return every[:HELD_OUT] if split == "test" else every[HELD_OUT:]
+
+
+def to_row(a: int, b: int) -> dict:
+    return {"prompt": [{"role": "user", "content": f"What is {a} plus {b}?"}], "answer": str(a + b)}
+
+
+def prepare(split: str, source: str | None):
+    """The generated split (source None), or a local file with `prompt` messages and `answer`."""
+    if source is None:
+        return Dataset.from_list([to_row(*p) for p in pairs(split)])
+    table = load_table(source, "", split)
+    require_columns(table, ["prompt", "answer"], f"data {source}")
+    return table.map(lambda row: {"answer": str(row["answer"])})
+
+
+def write_sample(path: Path, split: str) -> None:
+    Path(path).write_text("".join(json.dumps(to_row(*p)) + "\n" for p in pairs(split)))
