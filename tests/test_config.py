@@ -122,6 +122,15 @@ def test_yaml_must_be_mapping(tmp_path):
         read_yaml(tmp_path / "missing.yaml")
 
 
+def test_full_profile_without_a_gpu_takes_cpu_settings_unless_given():
+    cfg = resolve_config({}, {}, {"profile": "full"}, gpu=False)
+    assert not cfg.model.load_in_4bit and not cfg.model.fast_inference
+    assert cfg.grpo.optim == cfg.sft.optim == "adamw_torch"
+    assert resolve_config({}, {}, {"profile": "full"}, gpu=True).model.load_in_4bit  # a GPU keeps QLoRA
+    given = resolve_config({}, {"model": {"load_in_4bit": True}}, {"profile": "full"}, gpu=False)
+    assert given.model.load_in_4bit  # the config file wins
+
+
 def test_unknown_profile_rejected():
     with pytest.raises(KitError, match="'tiny' is not a profile"):
         resolve_config({}, {}, {"profile": "tiny"}, gpu=False)
