@@ -116,9 +116,12 @@ def test_user_recipe_file_trains_and_changes_the_weights(tmp_path, tiny_model):
 
 
 def test_unknown_recipe_exits_with_one_line(tmp_path):
+    from kit.recipe import known_recipes
+
     result = kit("train", "gsm9k", "--out", str(tmp_path / "x"))
     assert result.returncode == 2
-    assert result.stderr.strip().startswith("error: unknown recipe 'gsm9k'; choose from: digit_sum, gsm8k")
+    assert result.stderr.strip().startswith(f"error: unknown recipe 'gsm9k'; choose from: {', '.join(known_recipes())}")
+    assert "gsm8k" in known_recipes()
     assert "Traceback" not in result.stderr
 
 
