@@ -12,14 +12,12 @@ prompts: the gap GRPO closes. The answer format, rewards and scoring are digit_s
 from __future__ import annotations
 
 import itertools
-import json
 import random
 from pathlib import Path
 
 from datasets import Dataset
 
-from kit.data import load_table, require_columns
-from recipes.digit_sum import EVAL, REWARDS, SAMPLE_COMPLETIONS, sft_target  # noqa: F401  (the recipe contract)
+from recipes.digit_sum import EVAL, REWARDS, SAMPLE_COMPLETIONS, read_local, sft_target, write_rows  # noqa: F401
 
 HELD_OUT = 200
 LARGEST = 19
@@ -45,10 +43,8 @@ def prepare(split: str, source: str | None):
     """The generated split (source None), or a local file with `prompt` messages and `answer`."""
     if source is None:
         return Dataset.from_list([to_row(*p) for p in pairs(split)])
-    table = load_table(source, "", split)
-    require_columns(table, ["prompt", "answer"], f"data {source}")
-    return table.map(lambda row: {"answer": str(row["answer"])})
+    return read_local(source, split)
 
 
 def write_sample(path: Path, split: str) -> None:
-    Path(path).write_text("".join(json.dumps(to_row(*p)) + "\n" for p in pairs(split)))
+    write_rows(path, [to_row(*p) for p in pairs(split)])

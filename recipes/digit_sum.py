@@ -54,13 +54,22 @@ def prepare(split: str, source: str | None):
     """The generated split (source None), or a local file with `prompt` messages and `answer`."""
     if source is None:
         return Dataset.from_list([to_row(*t) for t in triples(split)])
+    return read_local(source, split)
+
+
+def read_local(source: str, split: str):
+    """A local file of `prompt` messages and `answer`s, answers as text (also the addition recipe's)."""
     table = load_table(source, "", split)
     require_columns(table, ["prompt", "answer"], f"data {source}")
     return table.map(lambda row: {"answer": str(row["answer"])})
 
 
+def write_rows(path: Path, rows: list[dict]) -> None:
+    Path(path).write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
 def write_sample(path: Path, split: str) -> None:
-    Path(path).write_text("".join(json.dumps(to_row(*t)) + "\n" for t in triples(split)))
+    write_rows(path, [to_row(*t) for t in triples(split)])
 
 
 def sft_target(row: dict) -> str:

@@ -168,10 +168,10 @@ def check_tokenizer(llm, ref: Reference) -> Check:
 def as_llama_cpp_sees(text: str, ref: Reference) -> str:
     """The text llama.cpp must get to tokenize as transformers does: the same text, except that plain text
     gets the start-of-input space a start-only SentencePiece tokenizer adds (and llama.cpp cannot)."""
+    if not ref.start_space_only or text.startswith(" "):
+        return text
     starts_special = any(text.startswith(t) for t in spm.added_tokens(ref.tokenizer))
-    if ref.start_space_only and not starts_special and not text.startswith(" "):
-        return " " + text
-    return text
+    return text if starts_special else " " + text
 
 
 def check_template(llm, ref: Reference) -> Check:

@@ -21,6 +21,15 @@ def _has_gold(gold) -> bool:
     return gold is not None and str(gold).strip() != ""
 
 
+def _against_gold_number(completions, answer, score) -> list[float | None]:
+    """score(completion text, gold number) for each row; None where the row has no numeric gold answer."""
+    scores: list[float | None] = []
+    for completion, gold in zip(completions, answer):
+        expected = parse_number(str(gold)) if _has_gold(gold) else None
+        scores.append(None if expected is None else score(completion_text(completion), expected))
+    return scores
+
+
 def answer_correct(completions, answer, **kwargs) -> list[float | None]:
     """1.0 when the number in <answer>...</answer> equals the gold answer ('1,000' == '1000.0').
 
@@ -63,15 +72,11 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9):
     """Factory: 1.0 when the final answer's number is within tolerance of the gold number."""
 
     def numeric_correct(completions, answer, **kwargs) -> list[float | None]:
-        scores: list[float | None] = []
-        for completion, gold in zip(completions, answer):
-            expected = parse_number(str(gold)) if _has_gold(gold) else None
-            if expected is None:
-                scores.append(None)
-                continue
-            given = parse_number(final_answer(completion_text(completion)))
-            scores.append(float(given is not None and math.isclose(given, expected, rel_tol=rel_tol, abs_tol=abs_tol)))
-        return scores
+        def score(text: str, expected: float) -> float:
+            given = parse_number(final_answer(text))
+            return float(given is not None and math.isclose(given, expected, rel_tol=rel_tol, abs_tol=abs_tol))
+
+        return _against_gold_number(completions, answer, score)
 
     return numeric_correct
 
@@ -85,16 +90,12 @@ def numeric_closeness(within: float):
     """
 
     def answer_close(completions, answer, **kwargs) -> list[float | None]:
-        scores: list[float | None] = []
-        for completion, gold in zip(completions, answer):
-            expected = parse_number(str(gold)) if _has_gold(gold) else None
-            if expected is None:
-                scores.append(None)
-                continue
-            given = extract_tag(completion_text(completion), "answer")
+        def score(text: str, expected: float) -> float:
+            given = extract_tag(text, "answer")
             number = parse_number(given) if given is not None else None
-            scores.append(0.0 if number is None else max(0.0, 1.0 - abs(number - expected) / within))
-        return scores
+            return 0.0 if number is None else max(0.0, 1.0 - abs(number - expected) / within)
+
+        return _against_gold_number(completions, answer, score)
 
     return answer_close
 
