@@ -1,0 +1,16 @@
+"""The code sandbox: model-written code runs under the operating system's isolation, and cannot forge its score.
+
+    from kit.sandbox import run_python
+    run_python("def add(a, b):\n    return a + b", ["assert add(2, 3) == 5"]).fraction  # 1.0
+
+isolation.py picks the level (bubblewrap, the kit's own namespaces, or, only when asked, unisolated);
+launcher.py is the namespaces level; harness.py runs inside and installs seccomp.py's filter; verdict.py
+keeps every test's expected values and comparisons outside; execute.py starts, reads and kills runs.
+"""
+
+from kit.sandbox.execute import SandboxResult, run_program, run_python
+from kit.sandbox.isolation import SandboxUnavailable, active_level, describe_active_level
+from kit.sandbox.verdict import UnsupportedTest, split_test
+
+__all__ = ["SandboxResult", "SandboxUnavailable", "UnsupportedTest", "active_level", "describe_active_level",
+           "run_program", "run_python", "split_test"]

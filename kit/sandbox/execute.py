@@ -1,0 +1,181 @@
+"""Running model-written code under the active isolation level, with a deadline and capped output.
+
+`run_python(code, tests)` counts the assert-style tests the code passes: the tests are split outside
+(kit/sandbox/verdict.py), only the calls into the code run inside, and what comes back is read as
+plain values, at most OUTPUT_LIMIT bytes of it. `run_program(code, stdin)` runs the code as a
+program and returns its stdout (capped), for tests that compare output. At the deadline the whole
+sandbox is killed: its processes die with the process the kit started (a PID namespace, or bwrap's
+--die-with-parent), and seccomp stops the code from leaving its process group or session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit.sandbox.isolation import ENVIRONMENT, active_level, command
+from kit.sandbox.verdict import split_test
+
+OUTPUT_LIMIT = 1 << 20  # bytes read back from one run; the rest is dropped and the run killed
+
+
+@dataclass
+class Outcome:
+    stdout: bytes
+    timed_out: bool = False
+    truncated: bool = False
+    returncode: int | None = None
+
+
+@dataclass
+class SandboxResult:
+    error: str | None  # the code itself failed (raised, timed out, was killed), else None
+    passed: int  # tests that passed
+    total: int
+    timed_out: bool = False
+
+    @property
+    def fraction(self) -> float:
+        return self.passed / self.total if self.total else float(self.error is None)
+
+
+def run_python(code: str, tests=(), timeout: float = 5.0, memory_mb: int = 512, level: str | None = None
+               ) -> SandboxResult:
+    """Run `code`, then check each assert-style test against it; raises UnsupportedTest for a test it cannot split."""
+    splits = [split_test(t) for t in tests]
+    probes = [p for s in splits for p in s.probes]
+    request = {"mode": "probes", "code": code, "probes": probes, "memory_mb": memory_mb,
+               "cpu_seconds": max(1, int(timeout) + 1)}
+    outcome = run_request(request, timeout, level)
+    values, error = read_probe_values(outcome, len(probes))
+    passed, start = 0, 0
+    for split in splits:
+        passed += split.passes(values[start:start + len(split.probes)])
+        start += len(split.probes)
+    return SandboxResult(error, passed, len(splits), outcome.timed_out)
+
+
+def run_program(code: str, stdin: str = "", timeout: float = 5.0, memory_mb: int = 512, level: str | None = None
+                ) -> Outcome:
+    request = {"mode": "program", "code": code, "stdin": stdin, "memory_mb": memory_mb,
+               "cpu_seconds": max(1, int(timeout) + 1)}
+    return run_request(request, timeout, level)
+
+
+def read_probe_values(outcome: Outcome, count: int) -> tuple[list, str | None]:
+    """One value per probe (an Exception where it failed or never came back) and the run's error, if any."""
+    values: list = []
+    error = None
+    for line in outcome.stdout.decode(errors="replace").splitlines()[:count]:
+        try:
+            answer = json.loads(line)
+            values.append(RuntimeError(answer["error"]) if "error" in answer else decode(answer["value"]))
+        except Exception as err:  # anything malformed counts as a failure, never as a pass
+            values.append(ValueError(f"unreadable result: {err}"))
+        error = error or (answer.get("error") if isinstance(answer, dict) else None)
+    if outcome.timed_out:
+        error = "timed out"
+    elif outcome.truncated:
+        error = f"wrote more than {OUTPUT_LIMIT} bytes"
+    elif len(values) < count:
+        error = error or f"the process died (exit code {outcome.returncode})"
+    values += [RuntimeError(error)] * (count - len(values))
+    return values, error
+
+
+def decode(value):
+    """The inverse of the harness's `plain`: tagged JSON back to tuples, sets, dicts and bytes."""
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    kind = value["type"]
+    if kind == "bytes":
+        return bytes.fromhex(value["hex"])
+    items = [decode(v) for v in value["items"]]
+    if kind == "dict":
+        return {_hashable(k): v for k, v in items}
+    return {"tuple": tuple, "set": set, "frozenset": frozenset}[kind](_hashable(v) for v in items)
+
+
+def _hashable(value):
+    return tuple(_hashable(v) for v in value) if isinstance(value, list) else value
+
+
+def run_request(request: dict, timeout: float, level: str | None = None) -> Outcome:
+    level = level or active_level()
+    scratch = Path(tempfile.mkdtemp(prefix="kit-sandbox-"))
+    try:
+        process = subprocess.Popen(command(level, scratch), cwd=scratch, env=ENVIRONMENT,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                   start_new_session=True, close_fds=True)
+        try:
+            send(process, request)
+            return read_capped(process, timeout)
+        finally:
+            kill(process)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def send(process: subprocess.Popen, request: dict) -> None:
+    try:
+        process.stdin.write(json.dumps(request).encode())
+        process.stdin.close()
+    except BrokenPipeError:
+        pass  # it died before reading; read_capped reports that
+
+
+def read_capped(process: subprocess.Popen, timeout: float) -> Outcome:
+    """stdout until EOF, the deadline or OUTPUT_LIMIT bytes, whichever comes first."""
+    deadline = time.monotonic() + timeout
+    chunks, size = [], 0
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return Outcome(b"".join(chunks), timed_out=True)
+            if not selector.select(left):
+                continue
+            chunk = os.read(process.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > OUTPUT_LIMIT:
+                return Outcome(b"".join(chunks)[:OUTPUT_LIMIT], truncated=True)
+    try:
+        returncode = process.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return Outcome(b"".join(chunks), timed_out=True)
+    return Outcome(b"".join(chunks), returncode=returncode)
+
+
+def kill(process: subprocess.Popen) -> None:
+    for target in (lambda: os.killpg(process.pid, signal.SIGKILL), process.kill):
+        try:
+            target()
+        except (ProcessLookupError, PermissionError):
+            pass
+    process.wait()
+    process.stdout.close()
+
+
+def trial_run(level: str) -> str | None:
+    """None when the whole chain works under `level` (isolation, limits, seccomp, probes), else why not."""
+    try:
+        result = run_python("def answer():\n    return 42", ["assert answer() == 42"], timeout=30, level=level)
+    except OSError as err:
+        return str(err)
+    if result.passed == 1:
+        return None
+    return f"a trial run failed ({result.error})"

@@ -1,0 +1,118 @@
+"""Which operating-system isolation the sandbox gets on this machine, and the command line for each.
+
+  bubblewrap   `bwrap` (a well-kept sandboxing tool) with new user, PID, network, mount, IPC, UTS and
+               cgroup namespaces; the system read-only; a private 64 MB /tmp; no capabilities; uid nobody.
+  namespaces   the kit's own launcher (kit/sandbox/launcher.py) doing the same with the kernel's
+               namespaces directly; needs root (as in Colab, Kaggle and most containers).
+  unisolated   no namespaces at all: only the limits and the seccomp filter the harness installs. The
+               model's code can read this machine's files. Used only when asked for by name.
+Under every level the harness applies rlimits and a seccomp filter (kit/sandbox/seccomp.py) before
+the model's code runs. `auto` (the default) takes the first of bubblewrap and namespaces that works
+here, and refuses to run model code when neither does.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from kit.errors import KitError
+
+HERE = Path(__file__).resolve().parent
+HARNESS = HERE / "harness.py"
+LAUNCHER = HERE / "launcher.py"
+LEVELS = ("bubblewrap", "namespaces", "unisolated")
+ENV_VAR = "KIT_CODE_ISOLATION"  # auto | bubblewrap | namespaces | unisolated (the runner sets it from the config)
+TMP_MB = 64
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache")
+ENVIRONMENT = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+DESCRIPTIONS = {
+    "bubblewrap": "bubblewrap: own user, PID, network, mount and IPC namespaces; read-only system; "
+                  "private /tmp; no capabilities; seccomp; rlimits",
+    "namespaces": "kernel namespaces (the kit's launcher): own PID, network, mount and IPC namespaces; "
+                  "read-only system; private /tmp; user nobody; seccomp; rlimits",
+    "unisolated": "UNISOLATED: seccomp and rlimits only; the model's code can read this machine's files",
+}
+
+
+class SandboxUnavailable(KitError):
+    pass
+
+
+def python_executable() -> str:
+    return os.path.realpath(sys.executable)  # the base interpreter, not a venv's symlink to it
+
+
+def read_only_paths() -> list[str]:
+    """What the sandbox sees: the system's programs and libraries, this Python, and the harness."""
+    python_home = {os.path.realpath(sys.base_prefix), os.path.dirname(python_executable())}
+    return [*SYSTEM_PATHS, *sorted(python_home), str(HERE)]
+
+
+def harness_command() -> list[str]:
+    return [python_executable(), "-I", "-S", str(HARNESS)]
+
+
+def command(level: str, scratch: Path) -> list[str]:
+    """The argv that runs the harness under `level`; `scratch` is an empty folder the caller removes."""
+    if level == "bubblewrap":
+        return bubblewrap_command()
+    if level == "namespaces":
+        request = {"root": str(scratch), "read_only": read_only_paths(), "tmp_mb": TMP_MB}
+        return [python_executable(), "-I", "-S", str(LAUNCHER), json.dumps(request), "--", *harness_command()]
+    return harness_command()
+
+
+def bubblewrap_command() -> list[str]:
+    argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--uid", "65534", "--gid", "65534"]
+    for path in read_only_paths():
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            argv += ["--ro-bind", path, path]
+    argv += ["--dev", "/dev", "--size", str(TMP_MB * 2**20), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    return argv + harness_command()
+
+
+def requested_level() -> str:
+    requested = os.environ.get(ENV_VAR, "auto")
+    if requested not in ("auto", *LEVELS):
+        raise SandboxUnavailable(f"{ENV_VAR}={requested!r}: use auto, bubblewrap, namespaces or unisolated")
+    return requested
+
+
+@functools.cache
+def level_works(level: str) -> str | None:
+    """None when a trial run under `level` works here, else why not."""
+    if level == "bubblewrap" and shutil.which("bwrap") is None:
+        return "bwrap is not installed (apt install bubblewrap)"
+    if level == "namespaces" and os.geteuid() != 0:
+        return "the kit's own launcher needs root"
+    from kit.sandbox.execute import trial_run
+
+    return trial_run(level)
+
+
+def active_level() -> str:
+    """The level model code runs under here; raises SandboxUnavailable with what to do when there is none."""
+    requested = requested_level()
+    candidates = ("bubblewrap", "namespaces") if requested == "auto" else (requested,)
+    reasons = {}
+    for level in candidates:
+        reasons[level] = level_works(level)
+        if reasons[level] is None:
+            return level
+    why = "; ".join(f"{level}: {reason}" for level, reason in reasons.items())
+    raise SandboxUnavailable(
+        f"code rewards run model-written code, and no operating-system isolation works here ({why}). "
+        "Install bubblewrap (apt install bubblewrap) or run as root; or, knowing that the model's code can then "
+        "read this machine's files, set code_isolation: unisolated")
+
+
+def describe_active_level() -> str:
+    return DESCRIPTIONS[active_level()]

@@ -1,0 +1,108 @@
+"""A seccomp filter for model-written code: no new processes, sockets, namespaces or kernel knobs.
+
+The harness installs it on itself just before it runs the model's code; a seccomp filter can never be
+removed, and `no_new_privs` (set with it) means no later exec can gain privileges. Calls that are
+refused fail with EPERM (ENOSYS for clone3, so the C library falls back to clone, which the filter can
+inspect), which Python turns into an ordinary exception. Threads stay allowed: clone is refused
+only without CLONE_THREAD.
+
+This module is stdlib-only because it is imported inside the sandbox, where the kit is not installed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import platform
+
+# Syscall numbers per architecture (checked against the kernel headers in tests/sandbox/test_seccomp.py).
+REFUSED = {
+    "x86_64": {
+        "socket": 41, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "kill": 62, "tkill": 200,
+        "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297, "ptrace": 101, "process_vm_readv": 310,
+        "process_vm_writev": 311, "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161,
+        "unshare": 272, "setns": 308, "setsid": 112, "setpgid": 109, "prctl": 157, "mknod": 133,
+        "mknodat": 259, "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
+        "delete_module": 176, "bpf": 321, "perf_event_open": 298, "keyctl": 250, "add_key": 248,
+        "request_key": 249, "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
+        "io_uring_register": 427, "pidfd_open": 434, "pidfd_send_signal": 424, "pidfd_getfd": 438,
+        "reboot": 169, "swapon": 167, "swapoff": 168, "acct": 163, "syslog": 103, "quotactl": 179,
+        "open_by_handle_at": 304, "name_to_handle_at": 303, "kcmp": 312, "fanotify_init": 300,
+        "personality": 135, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
+        "fsmount": 432, "fspick": 433, "mount_setattr": 442,
+    },
+    "aarch64": {
+        "socket": 198, "execve": 221, "execveat": 281, "kill": 129, "tkill": 130, "rt_sigqueueinfo": 138,
+        "rt_tgsigqueueinfo": 240, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
+        "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51, "unshare": 97, "setns": 268,
+        "setsid": 157, "setpgid": 154, "prctl": 167, "mknodat": 33, "kexec_load": 104,
+        "kexec_file_load": 294, "init_module": 105, "finit_module": 273, "delete_module": 106, "bpf": 280,
+        "perf_event_open": 241, "keyctl": 219, "add_key": 217, "request_key": 218, "userfaultfd": 282,
+        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "pidfd_open": 434,
+        "pidfd_send_signal": 424, "pidfd_getfd": 438, "reboot": 142, "swapon": 224, "swapoff": 225,
+        "acct": 89, "syslog": 116, "quotactl": 60, "open_by_handle_at": 265, "name_to_handle_at": 264,
+        "kcmp": 272, "fanotify_init": 262, "personality": 92, "open_tree": 428, "move_mount": 429,
+        "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442,
+    },
+}
+CLONE = {"x86_64": 56, "aarch64": 220}
+CLONE3 = 435  # the same on both
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+X32_SYSCALL_BIT = 0x40000000  # x86_64 also accepts x32 syscall numbers; refuse them all
+CLONE_THREAD = 0x10000
+
+# Classic BPF opcodes and seccomp return values (linux/filter.h, linux/seccomp.h).
+LOAD_WORD, JUMP_EQ, JUMP_GE, JUMP_SET, RETURN = 0x20, 0x15, 0x35, 0x45, 0x06
+ALLOW, KILL_PROCESS, ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
+NR_OFFSET, ARCH_OFFSET, ARG0_OFFSET = 0, 4, 16  # fields of struct seccomp_data (little-endian)
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+
+
+def supported() -> bool:
+    return platform.machine() in REFUSED
+
+
+def build_filter(arch: str) -> list[tuple[int, int, int, int]]:
+    """The filter as (code, jump-if-true, jump-if-false, k) instructions."""
+    refuse = ERRNO | errno.EPERM
+    program = [
+        (LOAD_WORD, 0, 0, ARCH_OFFSET),
+        (JUMP_EQ, 1, 0, AUDIT_ARCH[arch]),
+        (RETURN, 0, 0, KILL_PROCESS),  # a foreign-architecture syscall: the numbers below would not apply
+        (LOAD_WORD, 0, 0, NR_OFFSET),
+    ]
+    if arch == "x86_64":
+        program += [(JUMP_GE, 0, 1, X32_SYSCALL_BIT), (RETURN, 0, 0, refuse)]
+    for number in sorted(REFUSED[arch].values()):
+        program += [(JUMP_EQ, 0, 1, number), (RETURN, 0, 0, refuse)]
+    program += [(JUMP_EQ, 0, 1, CLONE3), (RETURN, 0, 0, ERRNO | errno.ENOSYS)]
+    program += [
+        (JUMP_EQ, 0, 4, CLONE[arch]),
+        (LOAD_WORD, 0, 0, ARG0_OFFSET),  # clone's flags
+        (JUMP_SET, 1, 0, CLONE_THREAD),
+        (RETURN, 0, 0, refuse),  # a new process
+        (RETURN, 0, 0, ALLOW),  # a thread
+        (RETURN, 0, 0, ALLOW),
+    ]
+    return program
+
+
+class SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+
+def install() -> None:
+    """Apply the filter to this process and every thread it starts from now on; raises OSError if refused."""
+    program = build_filter(platform.machine())
+    instructions = (SockFilter * len(program))(*[SockFilter(*step) for step in program])
+    fprog = SockFprog(len(program), instructions)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
