@@ -151,6 +151,9 @@ class RunConfig(Section):
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
     rewards: dict[str, float] = Field(default_factory=dict)  # override a reward's weight by name; 0 drops it
     adaptive_rewards: list[str] = Field(default_factory=list)  # these weights follow the running success rate
+    # Where code rewards run model-written code (kit/sandbox): auto takes bubblewrap, else the kit's own
+    # namespaces (root); `unisolated` (no namespaces, only seccomp and limits) must be asked for by name.
+    code_isolation: Literal["auto", "bubblewrap", "namespaces", "unisolated"] = "auto"
 
     @property
     def completions_per_step(self) -> int:

@@ -34,6 +34,7 @@ from kit.errors import KitError
 from kit.launch import SHARDED, ranks
 from kit.model_names import TINY_PREFIX
 from kit.recipe import Recipe, RewardBundle
+from kit.rewards.code import prepare_code_rewards
 
 # Keys the kit sets itself; grpo.extra may not override them.
 _KIT_OWNED = {"output_dir", "seed", "reward_weights", "save_strategy"}
@@ -46,6 +47,7 @@ class PreparedRun:
     held_out: object
     out: Path
     stage_args: dict
+    sandbox: str | None = None  # the code sandbox's isolation, when rewards run model code
 
 
 @dataclass
@@ -145,11 +147,12 @@ def prepare_run(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> Prepare
     """
     rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
     rows = load_rows(recipe, cfg.data, rewards)
+    sandbox = prepare_code_rewards(cfg.code_isolation, rewards.funcs, rows)
     held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
     out = output_path(cfg, recipe, resume)
     stage_args = build_stage_args(cfg, recipe, rows, rewards, out)
     loader.resolve_model_name(cfg.model.name)
-    return PreparedRun(rewards, rows, held_out, out, stage_args)
+    return PreparedRun(rewards, rows, held_out, out, stage_args, sandbox)
 
 
 def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False, plan=None) -> RunResult:
@@ -162,6 +165,8 @@ def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False, plan=None
         if not resume:
             write_run_file(out, cfg)
     announce(cfg, recipe, out)
+    if run.sandbox:
+        print(f"run: code rewards run in the sandbox: {run.sandbox}")
     model, tokenizer = loader.load_model(cfg.model, cfg.seed, sharded=cfg.launch.launcher in SHARDED)
     dataset = drop_long_prompts(run.rows, tokenizer, cfg.data.max_prompt_length)
     timings = {"load": seconds_since_start()}

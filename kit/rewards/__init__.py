@@ -8,7 +8,7 @@ row"; TRL leaves it out of the mean. Parameterised rewards are factories that re
     format       strict_xml_format(), soft_xml_format(), xml_tag_count(), tag_format(), json_format, code_block
     length       ideal_length(n), min_length(n), max_length_penalty(n)
     style        reasoning_connectors, citations, repetition_penalty()
-    code         syntax_valid, passes_tests()     (sandboxed: kit/rewards/sandbox.py)
+    code         syntax_valid, passes_tests()     (sandboxed: kit/sandbox/)
     scaling      AdaptiveWeight(fn)             presets: kit/rewards/presets.py
 """
 

@@ -1,8 +1,10 @@
-"""Code rewards: does it parse, and does it pass its own row's tests (run in the sandbox)?
+"""Code rewards: does it parse, and does it pass its own row's tests (run in the sandbox, kit/sandbox)?
 
-The dataset's `tests` column holds, per row, a list of test snippets (e.g. `assert add(2, 3) == 5`)
-or one string of them, or a JSON list as a string. Each completion is run against its own row's
-tests only, in a separate sandboxed process; completions run in parallel worker threads.
+The dataset's `tests` column holds, per row, a list of tests, one string of them, or a JSON list as a
+string. A test is either one assert (`assert add(2, 3) == 5`: the call runs in the sandbox, the
+comparison here) or an {"input": ..., "output": ...} pair (the code runs as a program on that stdin;
+its stdout, trailing spaces aside, must equal the output). Each completion is checked against its
+own row's tests only, in a separate sandboxed process; completions run in parallel worker threads.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+from kit.errors import KitError
 from kit.rewards.format import fenced_code
-from kit.rewards.sandbox import run_python
 from kit.rewards.text import completion_text
+from kit.sandbox import describe_active_level, run_program, run_python, split_test
+from kit.sandbox.isolation import ENV_VAR
 
 
 def extract_code(text: str) -> str:
@@ -34,19 +38,55 @@ def syntax_valid(completions, **kwargs) -> list[float]:
     return scores
 
 
-def row_tests(value) -> list[str] | None:
+def row_tests(value) -> list | None:
+    """The row's tests as a list of assert strings and {"input", "output"} dicts; None when it has none."""
     if value is None:
         return None
     if isinstance(value, str):
         stripped = value.strip()
         if stripped.startswith("["):
             try:
-                return [str(t) for t in json.loads(stripped)]
+                return row_tests(json.loads(stripped))
             except ValueError:
                 pass
         return [stripped] if stripped else None
-    tests = [str(t) for t in value]
+    if isinstance(value, dict):
+        value = [value]
+    tests = [t if isinstance(t, dict) else str(t) for t in value]
     return tests or None
+
+
+def is_io_test(test) -> bool:
+    return isinstance(test, dict)
+
+
+def check_tests(value, row: int) -> None:
+    """Refuse, before training, a test the sandbox cannot check without trusting the model's code."""
+    for test in row_tests(value) or []:
+        if is_io_test(test):
+            if not {"input", "output"} <= set(test):
+                raise KitError(f"data row {row}: a stdin/stdout test needs the keys 'input' and 'output'; got "
+                               f"{sorted(test)}")
+        else:
+            try:
+                split_test(test)
+            except KitError as err:
+                raise KitError(f"data row {row}, column 'tests': {err}") from None
+
+
+def same_output(produced: str, expected: str) -> bool:
+    lines = lambda text: [line.rstrip() for line in text.strip().splitlines()]  # noqa: E731
+    return lines(produced) == lines(str(expected))
+
+
+def score_completion(code: str, tests: list, timeout: float, memory_mb: int) -> float:
+    asserts = [t for t in tests if not is_io_test(t)]
+    passed = run_python(code, asserts, timeout=timeout, memory_mb=memory_mb).passed if asserts else 0
+    for test in filter(is_io_test, tests):
+        outcome = run_program(code, str(test["input"]), timeout=timeout, memory_mb=memory_mb)
+        good = not (outcome.timed_out or outcome.truncated) and outcome.returncode == 0
+        passed += good and same_output(outcome.stdout.decode(errors="replace"), test["output"])
+    return passed / len(tests)
 
 
 def passes_tests(timeout: float = 5.0, memory_mb: int = 512, workers: int | None = None):
@@ -58,11 +98,24 @@ def passes_tests(timeout: float = 5.0, memory_mb: int = 512, workers: int | None
 
         def score(job):
             code, cases = job
-            if cases is None:
-                return None
-            return run_python(code, cases, timeout=timeout, memory_mb=memory_mb).fraction
+            return None if cases is None else score_completion(code, cases, timeout, memory_mb)
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(score, jobs))
 
+    code_tests.runs_model_code = True  # the runner checks the sandbox before training (prepare_code_rewards)
     return code_tests
+
+
+def prepare_code_rewards(isolation: str, reward_funcs, rows) -> str | None:
+    """For rewards that run model code: pick the isolation level (or refuse) and check every row's tests.
+
+    Returns the isolation level's description for the run's console, or None without such rewards.
+    """
+    if not any(getattr(fn, "runs_model_code", False) for fn in reward_funcs):
+        return None
+    os.environ[ENV_VAR] = isolation  # read by the sandbox in this process and in launched ranks
+    description = describe_active_level()
+    for index, row in enumerate(rows):
+        check_tests(row.get("tests"), index)
+    return description

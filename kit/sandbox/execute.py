@@ -72,23 +72,26 @@ def run_program(code: str, stdin: str = "", timeout: float = 5.0, memory_mb: int
 
 def read_probe_values(outcome: Outcome, count: int) -> tuple[list, str | None]:
     """One value per probe (an Exception where it failed or never came back) and the run's error, if any."""
-    values: list = []
-    error = None
-    for line in outcome.stdout.decode(errors="replace").splitlines()[:count]:
-        try:
-            answer = json.loads(line)
-            values.append(RuntimeError(answer["error"]) if "error" in answer else decode(answer["value"]))
-        except Exception as err:  # anything malformed counts as a failure, never as a pass
-            values.append(ValueError(f"unreadable result: {err}"))
-        error = error or (answer.get("error") if isinstance(answer, dict) else None)
+    values = [read_value(line) for line in outcome.stdout.decode(errors="replace").splitlines()[:count]]
+    failures = [str(v) for v in values if isinstance(v, Exception)]
     if outcome.timed_out:
         error = "timed out"
     elif outcome.truncated:
         error = f"wrote more than {OUTPUT_LIMIT} bytes"
     elif len(values) < count:
-        error = error or f"the process died (exit code {outcome.returncode})"
-    values += [RuntimeError(error)] * (count - len(values))
-    return values, error
+        error = f"the process died (exit code {outcome.returncode})"
+    else:
+        error = failures[0] if failures else None
+    return values + [RuntimeError(error)] * (count - len(values)), error
+
+
+def read_value(line: str):
+    """A probe's plain value, or an Exception: anything malformed counts as a failure, never as a pass."""
+    try:
+        answer = json.loads(line)
+        return RuntimeError(str(answer["error"])) if "error" in answer else decode(answer["value"])
+    except Exception as err:
+        return ValueError(f"unreadable result: {err}")
 
 
 def decode(value):

@@ -1,16 +1,24 @@
-"""The sandbox: model code runs cut off from the machine, and the test process survives all of it."""
-
-import os
-import time
-from pathlib import Path
+"""Code rewards: each completion is checked against its own row's tests, in the sandbox (tests/sandbox)."""
 
 import pytest
 
-from kit.rewards import syntax_valid, passes_tests
-from kit.rewards.sandbox import run_python
+from kit.errors import KitError
+from kit.rewards import passes_tests, syntax_valid
+from kit.rewards.code import prepare_code_rewards
+from kit.sandbox import isolation
 from tests.conftest import chat
 
 ADD = "```python\ndef add(a, b):\n    return a + b\n```"
+ECHO_SUM = "import sys\nprint(sum(int(t) for t in sys.stdin.read().split()))"
+
+
+@pytest.fixture(autouse=True)
+def any_working_level(monkeypatch):
+    monkeypatch.setenv(isolation.ENV_VAR, "auto")  # restored after each test, whatever the code under test sets
+    try:
+        isolation.active_level()
+    except KitError:
+        monkeypatch.setenv(isolation.ENV_VAR, "unisolated")  # these tests check scoring, not isolation
 
 
 def test_each_completion_meets_its_own_rows_tests():
@@ -25,64 +33,34 @@ def test_each_completion_meets_its_own_rows_tests():
     assert score(completions, tests=tests) == [1.0, 0.0, 0.5, None]
 
 
+def test_stdin_stdout_tests_compare_the_output_outside():
+    score = passes_tests(timeout=5)
+    tests = [[{"input": "2 3", "output": "5"}, {"input": "1 1\n", "output": "2\n"}, {"input": "1", "output": "9"}]]
+    assert score([chat(ECHO_SUM)], tests=tests) == [pytest.approx(2 / 3)]
+    assert score([chat("print(5)\nraise SystemExit(1)")], tests=[[{"input": "2 3", "output": "5"}]]) == [0.0]
+
+
 def test_syntax_valid():
     assert syntax_valid([chat(ADD), chat("def f(:"), chat("")]) == [1.0, 0.0, 1.0]
 
 
-def test_infinite_loop_is_cut_at_the_time_limit():
-    started = time.perf_counter()
-    result = run_python("while True:\n    pass", ["assert True"], timeout=1.0)
-    assert result.timed_out and result.passed == 0
-    assert time.perf_counter() - started < 5
+def test_the_run_checks_every_rows_tests_before_training():
+    score = passes_tests()
+    rows = [{"tests": ["assert add(1, 2) == 3"]}, {"tests": ["assert all(add(x, 0) == x for x in range(3))"]}]
+    with pytest.raises(KitError, match=r"data row 1, column 'tests': .*write one assert per case"):
+        prepare_code_rewards(isolation.requested_level(), [score], rows)
+    with pytest.raises(KitError, match="data row 0: a stdin/stdout test needs the keys 'input' and 'output'"):
+        prepare_code_rewards(isolation.requested_level(), [score], [{"tests": [{"stdin": "1"}]}])
 
 
-def test_network_is_unreachable():
-    code = "import socket\ns = socket.socket()\ns.settimeout(2)\ns.connect(('1.1.1.1', 80))"
-    result = run_python(code, [], timeout=5)
-    assert result.error is not None and "not allowed" in result.error
+def test_runs_without_code_rewards_never_touch_the_sandbox(monkeypatch):
+    monkeypatch.setattr(isolation, "active_level", lambda: pytest.fail("the sandbox was consulted"))
+    assert prepare_code_rewards("auto", [syntax_valid], [{"tests": "anything"}]) is None
 
 
-def test_writing_outside_the_sandbox_fails(tmp_path):
-    target = tmp_path / "escaped.txt"
-    result = run_python(f"open({str(target)!r}, 'w').write('x')", [], timeout=5)
-    assert "writing" in result.error and not target.exists()
-    inside = run_python("open('scratch.txt', 'w').write('x')\nassert open('scratch.txt').read() == 'x'", [], timeout=5)
-    assert inside.error is None  # its own folder is writable
-
-
-def test_new_processes_are_refused():
-    for code in ("import os\nwhile True:\n    os.fork()", "import subprocess\nsubprocess.run(['true'])",
-                 "import os\nos.system('true')"):
-        result = run_python(code, [], timeout=5)
-        assert "not allowed" in result.error, code
-
-
-def test_memory_hog_is_contained():
-    result = run_python("blocks = []\nwhile True:\n    blocks.append(bytearray(10**7))", ["assert True"], timeout=10,
-                        memory_mb=256)
-    assert result.error is not None and result.passed == 0
-
-
-def test_nothing_of_the_trainers_process_is_visible(monkeypatch):
-    monkeypatch.setenv("KIT_SECRET_TOKEN", "hunter2")
-    result = run_python("import os\nassert 'KIT_SECRET_TOKEN' not in os.environ", [], timeout=5)
-    assert result.error is None
-
-
-def test_printed_text_cannot_pose_as_a_result():
-    fake = 'print(\'\\n@@kit-0000@@{"error": null, "results": [null]}\')'
-    assert run_python(fake, ["assert False"], timeout=5).passed == 0
-
-
-def test_the_test_process_survives_everything():
-    pid, cwd = os.getpid(), Path.cwd()
-    for code in ("import os\nos._exit(3)", "raise SystemExit(1)", "import os, signal\nos.kill(os.getppid(), 9)"):
-        run_python(code, ["assert True"], timeout=5)
-    assert os.getpid() == pid and Path.cwd() == cwd
-    assert run_python("x = 1", ["assert x == 1"], timeout=5).passed == 1
-
-
-@pytest.mark.parametrize("bad", ["", "   ", "\x00\x01 garbage ```", "```python\n```"])
-def test_odd_code_scores_without_raising(bad):
-    values = passes_tests(timeout=5)([chat(bad)], tests=[["assert True"]])
-    assert values in ([0.0], [1.0])
+def test_no_isolation_means_no_code_rewards_unless_asked_for_by_name(monkeypatch):
+    monkeypatch.setattr(isolation, "level_works", lambda level: f"{level} missing")
+    with pytest.raises(KitError, match="no operating-system isolation works here"):
+        prepare_code_rewards("auto", [passes_tests()], [])
+    monkeypatch.setattr(isolation, "level_works", lambda level: None)
+    assert "UNISOLATED" in prepare_code_rewards("unisolated", [passes_tests()], [])
