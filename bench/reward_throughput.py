@@ -4,7 +4,9 @@
 
 Scoring must never be the slow part of a GRPO step. For the code bundle (one sandboxed process per
 completion) the baseline is the same bundle with a single worker, measured in the same run; the
-ratio is the speed-up of the parallel workers.
+ratio is the speed-up of the parallel workers. The isolation table times one worker under each
+sandbox level this machine offers against `unisolated` (seccomp and rlimits only), in the same run:
+the ratio is what the operating system's isolation costs.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 from kit.recipe import load_recipe
 from kit.rewards.code import passes_tests
 from kit.rewards.presets import PRESETS
+from kit.sandbox.isolation import ENV_VAR, LEVELS, level_works
 
 
 def math_batch(n: int, rng: random.Random) -> tuple[list, dict]:
@@ -61,6 +64,20 @@ def main() -> None:
     parallel = rate(PRESETS["code"]().funcs, completions, columns)
     print(f"{'code preset, 1 worker':28s} {serial:8.0f} completions/s  (baseline)")
     print(f"{f'code preset, {workers} workers':28s} {parallel:8.0f} completions/s  ({parallel / serial:.2f}x the baseline)")
+    isolation_costs(completions[:200], {"tests": columns["tests"][:200]})
+
+
+def isolation_costs(completions, columns) -> None:
+    """One worker under each level that works here; the baseline is `unisolated`, measured in this run."""
+    rates = {}
+    for level in ("unisolated", *[lv for lv in LEVELS if lv != "unisolated"]):
+        if level_works(level) is None:
+            os.environ[ENV_VAR] = level
+            rates[level] = rate([passes_tests(workers=1)], completions, columns)
+    baseline = rates["unisolated"]
+    for level, value in rates.items():
+        note = "baseline" if level == "unisolated" else f"{value / baseline:.2f}x the baseline"
+        print(f"{f'sandbox {level}, 1 worker':28s} {value:8.0f} completions/s  ({note}; {1000 / value:.0f} ms each)")
 
 
 if __name__ == "__main__":
