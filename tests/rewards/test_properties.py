@@ -19,7 +19,7 @@ def all_rewards():
 
 REWARDS = all_rewards()
 FAST = {name: fn for name, fn in REWARDS.items() if name != "code_tests"}  # the sandbox costs a process per call
-COLUMNS = {"answer": "72", "tests": ["assert True"], "schema": None}
+COLUMNS = {"answer": "72", "tests": ["assert solve(1) == 1"], "schema": None}
 
 TRICKY = [
     "", " ", "\n\n", "The answer is 1,234.", "$5.00", "-3", "3/4", "\\boxed{12}", "\\boxed{\\frac{1",
