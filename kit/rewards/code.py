@@ -75,7 +75,7 @@ def check_tests(value, row: int) -> None:
 
 
 def same_output(produced: str, expected: str) -> bool:
-    lines = lambda text: [line.rstrip() for line in text.strip().splitlines()]  # noqa: E731
+    lines = lambda text: [line.rstrip() for line in text.strip().splitlines()]
     return lines(produced) == lines(str(expected))
 
 

@@ -6,7 +6,6 @@ is to compute it, so a pass here means the attack forged the verdict or read wha
 """
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -109,14 +108,14 @@ UNGUARDED = ["open for writing", "dir_fd relative to /", "mkfifo", "mknod", "raw
 def test_control_the_attacks_do_damage_without_the_sandbox(attack, tmp_path):
     """Without the sandbox the same code does write on the host: the tests above measure the sandbox."""
     target = tmp_path / "escaped"
-    subprocess.run([sys.executable, "-c", host_writes(target)[attack]], cwd=tmp_path, timeout=30)
+    subprocess.run([sys.executable, "-c", host_writes(target)[attack]], cwd=tmp_path, timeout=30, check=False)
     time.sleep(0.2)  # the forked writer
     assert target.exists()
 
 
 def test_control_the_daemon_outlives_an_unsandboxed_run(tmp_path):
     marker = tmp_path / "late"
-    subprocess.run([sys.executable, "-c", daemon(f"sleep 1; touch {marker}")], timeout=30)
+    subprocess.run([sys.executable, "-c", daemon(f"sleep 1; touch {marker}")], timeout=30, check=False)
     time.sleep(2)
     assert marker.exists()
 
@@ -157,7 +156,7 @@ def daemon(shell: str) -> str:
 
 
 def sandbox_processes() -> list[str]:
-    listing = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    listing = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
     return [line for line in listing.splitlines() if "kit/sandbox/harness.py" in line and "ps -eo" not in line]
 
 
