@@ -1,8 +1,8 @@
 """Running model-written code under the active isolation level, with a deadline and capped output.
 
 `run_python(code, tests)` counts the assert-style tests the code passes: the tests are split outside
-(kit/sandbox/verdict.py), only the calls into the code run inside, and what comes back is read as
-plain values, at most OUTPUT_LIMIT bytes of it. `run_program(code, stdin)` runs the code as a
+(kit/sandbox/verdict.py), only the calls into the code run inside, and what comes back (at most
+OUTPUT_LIMIT bytes) is decoded and checked by the judge (kit/sandbox/judge.py), never by the trainer. `run_program(code, stdin)` runs the code as a
 program and returns its stdout (capped), for tests that compare output. At the deadline the whole
 sandbox is killed: its processes die with the process the kit started (a PID namespace, or bwrap's
 --die-with-parent), and seccomp stops the code from leaving its process group or session.
@@ -21,10 +21,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kit.sandbox.isolation import ENVIRONMENT, active_level, command
+from kit.sandbox.isolation import ENVIRONMENT, HERE, active_level, command, python_executable
 from kit.sandbox.verdict import split_test
 
 OUTPUT_LIMIT = 1 << 20  # bytes read back from one run; the rest is dropped and the run killed
+JUDGE = HERE / "judge.py"
+JUDGE_SECONDS = 10  # wall clock; the judge's own CPU limit (2 s) ends pathological checks sooner
 
 
 @dataclass
@@ -55,12 +57,10 @@ def run_python(code: str, tests=(), timeout: float = 5.0, memory_mb: int = 512, 
     request = {"mode": "probes", "code": code, "probes": probes, "memory_mb": memory_mb,
                "cpu_seconds": max(1, int(timeout) + 1)}
     outcome = run_request(request, timeout, level)
-    values, error = read_probe_values(outcome, len(probes))
-    passed, start = 0, 0
-    for split in splits:
-        passed += split.passes(values[start:start + len(split.probes)])
-        start += len(split.probes)
-    return SandboxResult(error, passed, len(splits), outcome.timed_out)
+    lines = outcome.stdout.decode(errors="replace").splitlines()[:len(probes)]
+    verdict = judge(splits, lines)
+    return SandboxResult(run_error(outcome, len(lines), len(probes)) or verdict["error"], sum(verdict["passed"]),
+                         len(splits), outcome.timed_out)
 
 
 def run_program(code: str, stdin: str = "", timeout: float = 5.0, memory_mb: int = 512, level: str | None = None
@@ -70,47 +70,28 @@ def run_program(code: str, stdin: str = "", timeout: float = 5.0, memory_mb: int
     return run_request(request, timeout, level)
 
 
-def read_probe_values(outcome: Outcome, count: int) -> tuple[list, str | None]:
-    """One value per probe (an Exception where it failed or never came back) and the run's error, if any."""
-    values = [read_value(line) for line in outcome.stdout.decode(errors="replace").splitlines()[:count]]
-    failures = [str(v) for v in values if isinstance(v, Exception)]
+def run_error(outcome: Outcome, answered: int, asked: int) -> str | None:
     if outcome.timed_out:
-        error = "timed out"
-    elif outcome.truncated:
-        error = f"wrote more than {OUTPUT_LIMIT} bytes"
-    elif len(values) < count:
-        error = f"the process died (exit code {outcome.returncode})"
-    else:
-        error = failures[0] if failures else None
-    return values + [RuntimeError(error)] * (count - len(values)), error
+        return "timed out"
+    if outcome.truncated:
+        return f"wrote more than {OUTPUT_LIMIT} bytes"
+    if answered < asked:
+        return f"the process died (exit code {outcome.returncode})"
+    return None
 
 
-def read_value(line: str):
-    """A probe's plain value, or an Exception: anything malformed counts as a failure, never as a pass."""
+def judge(splits: list, lines: list[str]) -> dict:
+    """The judge process's verdicts (kit/sandbox/judge.py); if it fails, every test fails."""
+    request = {"checks": [s.check for s in splits], "probe_counts": [len(s.probes) for s in splits], "lines": lines}
     try:
-        answer = json.loads(line)
-        return RuntimeError(str(answer["error"])) if "error" in answer else decode(answer["value"])
-    except Exception as err:
-        return ValueError(f"unreadable result: {err}")
-
-
-def decode(value):
-    """The inverse of the harness's `plain`: tagged JSON back to tuples, sets, dicts and bytes."""
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    kind = value["type"]
-    if kind == "bytes":
-        return bytes.fromhex(value["hex"])
-    items = [decode(v) for v in value["items"]]
-    if kind == "dict":
-        return {_hashable(k): v for k, v in items}
-    return {"tuple": tuple, "set": set, "frozenset": frozenset}[kind](_hashable(v) for v in items)
-
-
-def _hashable(value):
-    return tuple(_hashable(v) for v in value) if isinstance(value, list) else value
+        done = subprocess.run([python_executable(), "-I", "-S", str(JUDGE)], input=json.dumps(request).encode(),
+                              capture_output=True, timeout=JUDGE_SECONDS, check=False, env=ENVIRONMENT)
+        verdict = json.loads(done.stdout)
+        if len(verdict["passed"]) == len(splits):
+            return verdict
+    except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError):
+        pass
+    return {"passed": [False] * len(splits), "error": "its results could not be checked (the judge gave up)"}
 
 
 def run_request(request: dict, timeout: float, level: str | None = None) -> Outcome:

@@ -29,6 +29,7 @@ LEVELS = ("bubblewrap", "namespaces", "unisolated")
 ENV_VAR = "KIT_CODE_ISOLATION"  # auto | bubblewrap | namespaces | unisolated (the runner sets it from the config)
 TMP_MB = 64
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache")
+DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 ENVIRONMENT = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
 DESCRIPTIONS = {
     "bubblewrap": "bubblewrap: own user, PID, network, mount and IPC namespaces; read-only system; "
@@ -75,7 +76,9 @@ def bubblewrap_command() -> list[str]:
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.exists(path):
             argv += ["--ro-bind", path, path]
-    argv += ["--dev", "/dev", "--size", str(TMP_MB * 2**20), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    for device in DEVICES:  # not bwrap's --dev, whose /dev (and /dev/shm) is a writable tmpfs the size of RAM
+        argv += ["--dev-bind", device, device]
+    argv += ["--size", str(TMP_MB * 2**20), "--tmpfs", "/tmp", "--remount-ro", "/", "--chdir", "/tmp"]
     return argv + harness_command()
 
 

@@ -2,9 +2,11 @@
 
 The harness installs it on itself just before it runs the model's code; a seccomp filter can never be
 removed, and `no_new_privs` (set with it) means no later exec can gain privileges. Calls that are
-refused fail with EPERM (ENOSYS for clone3, so the C library falls back to clone, which the filter can
-inspect), which Python turns into an ordinary exception. Threads stay allowed: clone is refused
-only without CLONE_THREAD.
+refused fail with EPERM, which Python turns into an ordinary exception. That includes clone: no new
+processes and no threads either, because a thread made with raw clone flags can get a file table of
+its own (past RLIMIT_NOFILE) and threads count against no limit when the sandbox's user is root on the
+host. File locks, inotify watches and memfds are refused too: the read-only binds are the host's own
+files, and memfd pages escape RLIMIT_AS.
 
 This module is stdlib-only because it is imported inside the sandbox, where the kit is not installed.
 """
@@ -29,7 +31,8 @@ REFUSED = {
         "reboot": 169, "swapon": 167, "swapoff": 168, "acct": 163, "syslog": 103, "quotactl": 179,
         "open_by_handle_at": 304, "name_to_handle_at": 303, "kcmp": 312, "fanotify_init": 300,
         "personality": 135, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
-        "fsmount": 432, "fspick": 433, "mount_setattr": 442,
+        "fsmount": 432, "fspick": 433, "mount_setattr": 442, "clone": 56, "clone3": 435, "memfd_create": 319,
+        "memfd_secret": 447, "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254, "flock": 73,
     },
     "aarch64": {
         "socket": 198, "execve": 221, "execveat": 281, "kill": 129, "tkill": 130, "rt_sigqueueinfo": 138,
@@ -42,24 +45,22 @@ REFUSED = {
         "pidfd_send_signal": 424, "pidfd_getfd": 438, "reboot": 142, "swapon": 224, "swapoff": 225,
         "acct": 89, "syslog": 116, "quotactl": 60, "open_by_handle_at": 265, "name_to_handle_at": 264,
         "kcmp": 272, "fanotify_init": 262, "personality": 92, "open_tree": 428, "move_mount": 429,
-        "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442,
+        "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442, "clone": 220,
+        "clone3": 435, "memfd_create": 279, "memfd_secret": 447, "inotify_init1": 26, "inotify_add_watch": 27,
+        "flock": 32,
     },
 }
-CLONE = {"x86_64": 56, "aarch64": 220}
-CLONE3 = 435  # the same on both
+FCNTL = {"x86_64": 72, "aarch64": 25}
+# fcntl's record locks (F_GETLK..F_SETLKW, F_OFD_*): a lock on a read-only bind would hold up the host.
+FCNTL_LOCKS = (5, 6, 7, 36, 37, 38)
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 X32_SYSCALL_BIT = 0x40000000  # x86_64 also accepts x32 syscall numbers; refuse them all
-CLONE_THREAD = 0x10000
 
 # Classic BPF opcodes and seccomp return values (linux/filter.h, linux/seccomp.h).
-LOAD_WORD, JUMP_EQ, JUMP_GE, JUMP_SET, RETURN = 0x20, 0x15, 0x35, 0x45, 0x06
+LOAD_WORD, JUMP_EQ, JUMP_GE, RETURN = 0x20, 0x15, 0x35, 0x06
 ALLOW, KILL_PROCESS, ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
-NR_OFFSET, ARCH_OFFSET, ARG0_OFFSET = 0, 4, 16  # fields of struct seccomp_data (little-endian)
+NR_OFFSET, ARCH_OFFSET, ARG1_OFFSET = 0, 4, 24  # fields of struct seccomp_data (little-endian)
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
-
-
-def supported() -> bool:
-    return platform.machine() in REFUSED
 
 
 def build_filter(arch: str) -> list[tuple[int, int, int, int]]:
@@ -75,16 +76,11 @@ def build_filter(arch: str) -> list[tuple[int, int, int, int]]:
         program += [(JUMP_GE, 0, 1, X32_SYSCALL_BIT), (RETURN, 0, 0, refuse)]
     for number in sorted(REFUSED[arch].values()):
         program += [(JUMP_EQ, 0, 1, number), (RETURN, 0, 0, refuse)]
-    program += [(JUMP_EQ, 0, 1, CLONE3), (RETURN, 0, 0, ERRNO | errno.ENOSYS)]
-    program += [
-        (JUMP_EQ, 0, 4, CLONE[arch]),
-        (LOAD_WORD, 0, 0, ARG0_OFFSET),  # clone's flags
-        (JUMP_SET, 1, 0, CLONE_THREAD),
-        (RETURN, 0, 0, refuse),  # a new process
-        (RETURN, 0, 0, ALLOW),  # a thread
-        (RETURN, 0, 0, ALLOW),
-    ]
-    return program
+    locks = len(FCNTL_LOCKS)
+    program += [(JUMP_EQ, 0, 2 * locks + 1, FCNTL[arch]), (LOAD_WORD, 0, 0, ARG1_OFFSET)]  # fcntl's command
+    for command in FCNTL_LOCKS:
+        program += [(JUMP_EQ, 0, 1, command), (RETURN, 0, 0, refuse)]
+    return program + [(RETURN, 0, 0, ALLOW)]  # everything else, fcntl's other commands (F_GETFD, ...) included
 
 
 class SockFilter(ctypes.Structure):
@@ -97,6 +93,8 @@ class SockFprog(ctypes.Structure):
 
 def install() -> None:
     """Apply the filter to this process and every thread it starts from now on; raises OSError if refused."""
+    if platform.machine() not in REFUSED:
+        raise OSError(f"no seccomp syscall table for {platform.machine()} (the kit has x86_64 and aarch64)")
     program = build_filter(platform.machine())
     instructions = (SockFilter * len(program))(*[SockFilter(*step) for step in program])
     fprog = SockFprog(len(program), instructions)

@@ -1,27 +1,25 @@
-"""Assert-style tests split in two: the calls into the model's code run in the sandbox, the verdict here.
+"""Assert-style tests split in two: the calls into the model's code run in the sandbox, the verdict outside.
 
 `assert add(2, 3) == 5` becomes the probe `add(2, 3)`, evaluated in the sandbox to a plain value, and
-the check `_probe0 == 5`, evaluated in this process on that value. The expected value never enters the
-sandbox and the comparison never runs the model's code, so a rigged `__eq__`, a printed "all passed"
-or an early `os._exit(0)` earn nothing. A probe is each outermost call (or bare name) that touches
-something the test does not define itself; the rest of the test may use plain built-ins (len, sorted,
-abs, math.isclose, ...). Tests the kit cannot split this way are refused with a message, not run.
+the check `_probe0 == 5`, evaluated by the judge (kit/sandbox/judge.py, a limited process of its own)
+on that value. The expected value never enters the sandbox and the comparison never runs the model's
+code, so a rigged `__eq__`, a printed "all passed" or an early `os._exit(0)` earn nothing.
+
+A probe is each outermost call (or bare name) that reaches the solution. Everything else in the test
+must be something the judge knows (plain built-ins such as len, sorted, pow, chr; math.isclose, ...):
+a test that calls two names the kit does not know (`isclose(solve(3), x)`, `solve(3) == EXPECTED`)
+is refused, since the model's code could define the second and so compute the expected side itself.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
-import math
 from dataclasses import dataclass
 
 from kit.errors import KitError
+from kit.sandbox.judge import OUTSIDE_MATH, OUTSIDE_NAMES
 
-OUTSIDE_BUILTINS = {name: getattr(builtins, name) for name in (
-    "abs", "all", "any", "bool", "dict", "enumerate", "float", "frozenset", "int", "isinstance", "len", "list",
-    "map", "max", "min", "range", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "type", "zip",
-    "True", "False", "None")}
-OUTSIDE_NAMES = {**OUTSIDE_BUILTINS, "math": math}
+ONE_ASSERT = "write one assert per case, e.g. `assert f(2) == 4`"
 
 
 class UnsupportedTest(KitError):
@@ -32,42 +30,44 @@ class UnsupportedTest(KitError):
 class SplitTest:
     source: str
     probes: tuple[str, ...]  # expressions for the sandbox
-    check: ast.Expression  # the verdict, over the names _probe0, _probe1, ...
-
-    def passes(self, values: list) -> bool:
-        """`values[i]` is probe i's plain value, or an Exception when it failed in the sandbox."""
-        if any(isinstance(v, BaseException) for v in values):
-            return False
-        scope = {f"_probe{i}": v for i, v in enumerate(values)}
-        try:
-            return bool(eval(compile(self.check, "<test>", "eval"), {"__builtins__": OUTSIDE_NAMES}, scope))
-        except Exception:
-            return False
+    check: str  # the verdict for the judge, over the names _probe0, _probe1, ...
 
 
 def split_test(source: str) -> SplitTest:
     """Split one test: an `assert <expression>` (a message after a comma is ignored) or a bare expression."""
-    try:
-        tree = ast.parse(source.strip())
-    except SyntaxError as err:
-        raise UnsupportedTest(f"the test {source!r} is not valid Python: {err.msg}") from None
-    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.Assert, ast.Expr)):
-        raise UnsupportedTest(f"the test {source!r} is not one `assert` or expression; write one assert per test, "
-                              "e.g. `assert add(2, 3) == 5`")
-    statement = tree.body[0]
-    expression = statement.test if isinstance(statement, ast.Assert) else statement.value
+    expression = parse_one_expression(source)
+    unknown = sorted(root_names(expression) - set(OUTSIDE_NAMES) - bound_names(expression))
+    if len(unknown) > 1:
+        raise UnsupportedTest(
+            f"the test {source!r} calls {' and '.join(unknown)}, which the kit cannot tell apart from the solution: "
+            "only the solution's own name may be unknown to it (built-ins and math.* are fine)")
+    unknown_math = [n.attr for n in ast.walk(expression) if isinstance(n, ast.Attribute)
+                    and isinstance(n.value, ast.Name) and n.value.id == "math" and n.attr not in OUTSIDE_MATH]
+    if unknown_math:
+        raise UnsupportedTest(f"the test {source!r} uses math.{unknown_math[0]}; the checks may use "
+                              f"math.{', math.'.join(OUTSIDE_MATH)}")
     probes: list[str] = []
     check = ProbeExtractor(probes, bound_names(expression)).visit(expression)
     leftover = sorted(outside_free_names(check) - set(OUTSIDE_NAMES) - {f"_probe{i}" for i in range(len(probes))})
     leftover += [probes[int(n.func.id[6:])] for n in ast.walk(check)  # a function cannot leave the sandbox
                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id.startswith("_probe")]
-    if leftover or not probes:
-        raise UnsupportedTest(
-            f"the test {source!r} cannot be checked outside the sandbox"
-            + (f": {', '.join(leftover)} is used with names the test binds itself" if leftover else
-               ": it does not call the solution")
-            + "; write one assert per case, e.g. `assert f(2) == 4`")
-    return SplitTest(source, tuple(probes), ast.fix_missing_locations(ast.Expression(check)))
+    if leftover:
+        raise UnsupportedTest(f"the test {source!r} cannot be checked outside the sandbox: {', '.join(leftover)} is "
+                              f"used with names the test binds itself; {ONE_ASSERT}")
+    if not probes:
+        raise UnsupportedTest(f"the test {source!r} does not call the solution; {ONE_ASSERT}")
+    return SplitTest(source, tuple(probes), ast.unparse(ast.fix_missing_locations(check)))
+
+
+def parse_one_expression(source: str) -> ast.expr:
+    try:
+        tree = ast.parse(source.strip())
+    except SyntaxError as err:
+        raise UnsupportedTest(f"the test {source!r} is not valid Python: {err.msg}") from None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.Assert, ast.Expr)):
+        raise UnsupportedTest(f"the test {source!r} is not one `assert` or expression; {ONE_ASSERT}")
+    statement = tree.body[0]
+    return statement.test if isinstance(statement, ast.Assert) else statement.value
 
 
 class ProbeExtractor(ast.NodeTransformer):
@@ -93,10 +93,16 @@ class ProbeExtractor(ast.NodeTransformer):
 
 
 def is_outside_function(func) -> bool:
-    """len, sorted, math.isclose, ...: run here, on the probes' plain values."""
-    if isinstance(func, ast.Name):
-        return func.id in OUTSIDE_BUILTINS
-    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "math"
+    """len, sorted, str.upper, math.isclose, ...: the judge runs these, on the probes' plain values.
+
+    Rooted at a name the judge knows, they run outside, where the model's code cannot redefine them."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id in OUTSIDE_NAMES
+
+
+def root_names(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def bound_names(node) -> set[str]:
@@ -106,5 +112,4 @@ def bound_names(node) -> set[str]:
 
 def outside_free_names(node) -> set[str]:
     """Names the check reads that no comprehension or lambda inside it binds."""
-    loads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return loads - bound_names(node)
+    return root_names(node) - bound_names(node)

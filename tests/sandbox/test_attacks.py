@@ -6,8 +6,10 @@ is to compute it, so a pass here means the attack forged the verdict or read wha
 """
 
 import os
+import resource
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -38,6 +40,11 @@ FORGERIES = {
         "json.dumps = lambda *a, **k: '{\"value\": true}'\ndef solve(x):\n    return 0"),
     "exit before the tests": "raise SystemExit(0)",
     "NaN and huge numbers": "def solve(x):\n    return float('nan')",
+    "redefined built-ins on the expected side": "pow = chr = divmod = hex = ord = lambda *a, **k: 0\n"
+                                               "def solve(x):\n    return 0",
+    "rewritten probes in the harness's frame": (
+        "import sys\nframe = sys._getframe(1)\nwhile frame and 'request' not in frame.f_locals:\n"
+        "    frame = frame.f_back\nframe.f_locals['request']['probes'][:] = ['0'] * 8\ndef solve(x):\n    return 0"),
     "object that breaks the serializer": "class Evil(list):\n    def __iter__(self):\n        raise ValueError\n"
                                          "def solve(x):\n    return Evil()",
 }
@@ -45,7 +52,8 @@ FORGERIES = {
 
 @pytest.mark.parametrize("code", FORGERIES.values(), ids=FORGERIES.keys())
 def test_forged_results_score_nothing(code, level):
-    assert score(code, level) == 0
+    tests = [HIDDEN_TEST, f"assert solve(3) == pow({SECRET}, 1, 10**12)", f"assert solve(3) == ord(chr({SECRET}))"]
+    assert score(code, level, tests) == 0
 
 
 def test_a_correct_solution_still_scores(level):
@@ -193,7 +201,6 @@ def test_no_network_and_no_way_back_to_the_hosts(level):
 
 
 def test_resource_hogs_are_contained(level):
-    started = time.monotonic()
     hogs = [
         "blocks = []\nwhile True:\n    blocks.append(bytearray(10**7))",
         "while True:\n    pass",
@@ -203,7 +210,45 @@ def test_resource_hogs_are_contained(level):
     ]
     for code in hogs:
         assert score(code + "\ndef solve(x):\n    return 0", level, timeout=2) == 0
-    assert time.monotonic() - started < 60
+
+
+def attempt(action: str) -> str:
+    """Code whose solve() says 'done' when `action` worked inside the sandbox."""
+    return f"def solve(x):\n    try:\n{textwrap.indent(action, ' ' * 8)}\n        return 'done'\n" \
+           "    except BaseException as err:\n        return repr(err)"
+
+
+HOLES = {  # each found by a red-team pass on the first version of this sandbox
+    "a file in /dev/shm": "open('/dev/shm/x', 'wb').write(b'0' * 2**20)",
+    "a file in /dev": "open('/dev/x', 'wb').write(b'0')",
+    "a file in /": "open('/x', 'wb').write(b'0')",
+    "memory outside RLIMIT_AS (memfd)": "import os\nos.memfd_create('x')",
+    "a thread": "import threading\nthreading.Thread(target=print).start()",
+    "a raw clone without CLONE_FILES": "import ctypes\nassert ctypes.CDLL(None).syscall(56, 0x10B00, 0, 0, 0, 0) >= 0",
+    "an inotify watch on the host's files": "import ctypes\nassert ctypes.CDLL(None).inotify_init() >= 0",
+    "a lock on the host's files": "import fcntl\nfcntl.flock(open('/usr/bin/env', 'rb'), fcntl.LOCK_EX)",
+    "a record lock on the host's files": "import fcntl\nfcntl.lockf(open('/usr/bin/env', 'rb'), fcntl.LOCK_SH)",
+}
+
+
+@pytest.mark.parametrize("action", HOLES.values(), ids=HOLES.keys())
+def test_closed_holes_stay_closed(action, level):
+    assert score(attempt(action), level, ["assert solve(0) == 'done'"]) == 0
+
+
+def test_control_the_holes_are_real_outside_the_sandbox():
+    """The same actions work in a plain process, so the test above measures the sandbox."""
+    for name in ("memory outside RLIMIT_AS (memfd)", "a thread", "a lock on the host's files"):
+        namespace = {}
+        exec(attempt(HOLES[name]), namespace)
+        assert namespace["solve"](0) == "done", name
+
+
+def test_the_trainer_never_handles_the_values_itself(level):
+    """A check over a 2 GB string runs in the judge: the trainer's peak memory does not move."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert score("def solve(x):\n    return '%2000000000d'", level, ["assert solve(3) % 2 == 1"]) == 0
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB
 
 
 def test_output_floods_are_capped(level):

@@ -1,0 +1,85 @@
+"""The verdicts: the sandbox's plain values against each test's check, in a limited process of their own.
+
+The trainer never touches what the model's code returned: decoding a set of ten thousand numbers
+with one hash, or `'%100000000d' % 2` in a check, would stall or bloat it. So a fresh
+`python -I -S judge.py` (trusted code, untrusted data) reads the run's result lines and the checks
+from stdin, under a CPU and memory limit, and writes {"passed": [bool per test], "error": str | None}.
+Any failure of this process fails the tests; it can never pass one.
+Stdlib only: kit/sandbox/verdict.py imports the names the checks may use from here.
+"""
+
+import builtins
+import json
+import math
+import resource
+import sys
+import types
+
+OUTSIDE_BUILTINS = {name: getattr(builtins, name) for name in (
+    "abs", "all", "any", "bin", "bool", "bytes", "chr", "complex", "dict", "divmod", "enumerate", "float",
+    "frozenset", "hex", "int", "isinstance", "len", "list", "map", "max", "min", "oct", "ord", "pow", "range",
+    "repr", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "type", "zip", "True", "False", "None")}
+OUTSIDE_MATH = ("ceil", "comb", "e", "exp", "fabs", "factorial", "floor", "gcd", "inf", "isclose", "isfinite",
+                "isinf", "isnan", "log", "log10", "log2", "nan", "pi", "prod", "sqrt", "tau", "trunc")
+OUTSIDE_NAMES = {**OUTSIDE_BUILTINS, "math": types.SimpleNamespace(**{n: getattr(math, n) for n in OUTSIDE_MATH})}
+CPU_SECONDS, MEMORY_MB = 2, 1024
+
+
+def decode(value):
+    """The harness's tagged JSON back to Python values: tuples, sets, dicts and bytes keep their types."""
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    kind = value["type"]
+    if kind == "bytes":
+        return bytes.fromhex(value["hex"])
+    items = [decode(v) for v in value["items"]]
+    if kind == "dict":
+        return {hashable(k): v for k, v in items}
+    return {"tuple": tuple, "set": set, "frozenset": frozenset}[kind](hashable(v) for v in items)
+
+
+def hashable(value):
+    return tuple(hashable(v) for v in value) if isinstance(value, list) else value
+
+
+def read_line(line: str):
+    """A probe's value, or an Exception (its error, or an unreadable line): never a pass by accident."""
+    try:
+        answer = json.loads(line)
+        return RuntimeError(str(answer["error"])) if "error" in answer else decode(answer["value"])
+    except Exception as err:
+        return ValueError(f"unreadable result: {err}")
+
+
+def passes(check: str, values: list) -> bool:
+    if any(isinstance(v, BaseException) for v in values):
+        return False
+    scope = {f"_probe{i}": v for i, v in enumerate(values)}
+    try:
+        return bool(eval(check, {"__builtins__": OUTSIDE_NAMES}, scope))
+    except Exception:
+        return False
+
+
+def judge(request: dict) -> dict:
+    values = [read_line(line) for line in request["lines"]]
+    values += [RuntimeError("no result")] * (sum(request["probe_counts"]) - len(values))
+    passed, start = [], 0
+    for check, count in zip(request["checks"], request["probe_counts"]):
+        passed.append(passes(check, values[start:start + count]))
+        start += count
+    errors = [str(v) for v in values if isinstance(v, BaseException)]
+    return {"passed": passed, "error": errors[0][:300] if errors else None}
+
+
+def main() -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_MB * 2**20, MEMORY_MB * 2**20))
+    sys.setrecursionlimit(200)  # deep nesting fails fast instead of exhausting the C stack
+    sys.stdout.write(json.dumps(judge(json.loads(sys.stdin.read()))))
+
+
+if __name__ == "__main__":
+    main()
