@@ -63,6 +63,6 @@ def build_locked(path: Path, build: Callable[[Path], None], done: str = "config.
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process dies
         if (path / done).exists():
             return
-        remove_partials(path.parent, partial_prefix(path))  # a builder killed earlier; none can be running now  # a builder killed earlier; none can be running now
+        remove_partials(path.parent, partial_prefix(path))  # a builder killed earlier; none can be running now
         with atomic_dir(path) as tmp:
             build(tmp)
