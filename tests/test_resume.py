@@ -31,7 +31,7 @@ def start(recipe, out, *extra):
                             text=True)
 
 
-def wait_for_step(out, step, process, timeout=300):
+def wait_for_step(out, step, process, timeout=600):
     deadline = time.time() + timeout
     while time.time() < deadline:
         path = out / "metrics.jsonl"
@@ -77,7 +77,7 @@ def kit_train(recipe, out, *extra, env_extra=None):
                           env={**os.environ, **(env_extra or {})}, capture_output=True, text=True, timeout=600)
 
 
-def wait_for(path, process, timeout=300):
+def wait_for(path, process, timeout=600):
     deadline = time.time() + timeout
     while not path.exists():
         assert time.time() < deadline, f"{path} never appeared"
@@ -86,7 +86,7 @@ def wait_for(path, process, timeout=300):
 
 
 @pytest.fixture(scope="module")
-def killed_run(tmp_path_factory):
+def killed_run(tmp_path_factory, tiny_model):
     """A run killed with -9 after its second checkpoint; meanwhile a second run into its OUT was tried."""
     tmp_path = tmp_path_factory.mktemp("killed")
     recipe = tmp_path / "count.py"
@@ -163,7 +163,7 @@ FLAKY_RECIPE = COUNT_RECIPE + textwrap.dedent(
 )
 
 
-def test_a_run_that_failed_before_its_first_checkpoint_can_be_retried(tmp_path):
+def test_a_run_that_failed_before_its_first_checkpoint_can_be_retried(tmp_path, tiny_model):
     recipe = tmp_path / "flaky.py"
     recipe.write_text(FLAKY_RECIPE)
     out = tmp_path / "run"
