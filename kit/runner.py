@@ -223,8 +223,8 @@ class Interrupted(KitError):
 
     def __init__(self, out: Path, checkpoint: Path | None, cfg: RunConfig):
         if checkpoint is None:  # stopped during the SFT warm start: GRPO has nothing to continue from
-            super().__init__(f"interrupted before GRPO saved a checkpoint, so there is nothing to continue from; start it "
-                             f"again with the same command (a new run clears {out} and reuses it)")
+            super().__init__("interrupted before GRPO saved a checkpoint, so there is nothing to continue from; "
+                             f"start it again with the same command (a new run clears {out} and reuses it)")
             return
         super().__init__(f"interrupted: checkpoint saved in {checkpoint}; continue with: python -m kit train "
                          f"{cfg.recipe} --out {out} --resume   (or: make train RECIPE={cfg.recipe} OUT={out} RESUME=1)")

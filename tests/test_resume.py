@@ -5,6 +5,7 @@ Also: one run per OUT, checkpoints cut short are skipped, a finished run is not 
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -175,3 +176,16 @@ def test_a_run_that_failed_before_its_first_checkpoint_can_be_retried(tmp_path, 
     assert retried.returncode == 0, retried.stdout[-2000:] + retried.stderr[-2000:]
     assert "holds a run that stopped before its first checkpoint" in retried.stdout
     assert [m["step"] for m in read_metrics(out / "metrics.jsonl") if "reward" in m] == [1, 2]
+
+
+def test_a_run_killed_after_training_writes_its_outputs_on_resume(resumed_run):
+    out, _, _ = resumed_run
+    shutil.rmtree(out / "merged")
+    (out / "report.md").unlink()  # as kill -9 during the merge leaves the run: trained, not saved
+    (out / ".merged.partial-k9").mkdir()
+    finished = kit_train(out.parent / "count.py", out, "--resume")
+    assert finished.returncode == 0, finished.stdout[-2000:] + finished.stderr[-2000:]
+    assert f"checkpoint-{STEPS} holds every planned step" in finished.stdout
+    assert [m["step"] for m in read_metrics(out / "metrics.jsonl") if "reward" in m] == list(range(1, STEPS + 1))
+    assert not (out / "checkpoints" / f"checkpoint-{STEPS + 1}").exists(), "trained past the plan"
+    assert (out / "merged" / "model.safetensors").exists() and not (out / ".merged.partial-k9").exists()
