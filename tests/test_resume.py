@@ -95,10 +95,15 @@ def killed_run(tmp_path_factory, tiny_model):
     out = tmp_path / "run"
     process = start(recipe, out)
     wait_for_step(out, 1, process)
-    second = kit_train(recipe, out, "--profile", "smoke", f"grpo.max_steps={STEPS}")
+    process.send_signal(signal.SIGSTOP)  # paused, holding OUT, however long the second run takes to start
+    try:
+        second = kit_train(recipe, out, "--profile", "smoke", f"grpo.max_steps={STEPS}")
+    finally:
+        process.send_signal(signal.SIGCONT)
     wait_for(out / "checkpoints" / "checkpoint-4" / "trainer_state.json", process)
     process.kill()  # SIGKILL: no handler runs, nothing is tidied
     process.communicate()
+    assert not (out / "merged").exists(), "the run finished before it was killed"
     return recipe, out, process.pid, second
 
 
