@@ -36,19 +36,37 @@ def hold_run_lock(out: Path):
         yield
         return
     out = Path(out)
+    created = [p for p in (out, out / LOCK_NAME) if not p.exists()]
     out.mkdir(parents=True, exist_ok=True)
     fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            created.clear()  # the holder's file
             raise KitError(f"{out} is in use by another run ({holder(fd)}); wait for it to end, or choose another "
                            "OUT") from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         yield
+    except BaseException:
+        remove_if_unused(created)
+        raise
     finally:
         os.close(fd)  # releases the lock
+
+
+def remove_if_unused(created: list[Path]) -> None:
+    """A run refused or failed before writing anything leaves OUT as it found it (no lock file, no empty OUT).
+
+    Still holding the lock, so no other run can be writing here; one that opened the file in this instant
+    was about to be refused anyway.
+    """
+    for path in reversed(created):
+        if path.name == LOCK_NAME:
+            path.unlink(missing_ok=True)
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
 
 
 def holder(fd: int) -> str:

@@ -157,3 +157,15 @@ def test_a_checkpoint_is_asked_for_once_the_minutes_have_passed():
     now[0] += 599
     saver.on_step_end(None, None, control)
     assert not control.should_save
+
+
+def test_a_refused_run_leaves_out_as_it_found_it(tmp_path):
+    out = tmp_path / "run"
+    with pytest.raises(KitError, match="bad data"), hold_run_lock(out):
+        raise KitError("bad data")
+    assert not out.exists()
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(KitError, match="is not empty"), hold_run_lock(out):
+        claim_output(build_config([]), out, resume=False)
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
