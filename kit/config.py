@@ -79,7 +79,8 @@ class GRPOSection(Section):
     max_grad_norm: float = Field(0.1, gt=0)
     optim: str = "adamw_8bit"  # 8-bit Adam: ~75% less optimizer memory
     logging_steps: int = Field(1, gt=0)
-    save_steps: int = Field(100, gt=0)  # checkpoints under OUT/checkpoints (and on Ctrl-C / SIGTERM)
+    save_minutes: float | None = Field(10, gt=0)  # a checkpoint at least this often (None: off): a crash loses less
+    save_steps: int = Field(100, gt=0)  # and every this many steps (checkpoints also on Ctrl-C / SIGTERM)
     save_total_limit: int = Field(2, gt=0)  # keep the latest K checkpoints
     report_to: str = "none"  # or "wandb", "tensorboard"
     extra: dict[str, Any] = Field(default_factory=dict)  # any other GRPOConfig field, passed through

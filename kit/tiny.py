@@ -18,10 +18,10 @@ import io
 import json
 import os
 import random
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from kit.atomic import build_locked
 
 TINY_MODEL_NAME = "kit:tiny-llama"
 _VERSION = 4  # bump when the recipe below changes, so caches rebuild
@@ -113,26 +113,19 @@ def tiny_model_path(spec: str = "llama") -> Path:
 
 
 def build_tiny_model(path: Path, seed: int = 0, spec: TinySpec = SPECS["llama"]) -> Path:
-    """Build the tiny model and tokenizer into `path` (atomically: a temp dir renamed at the end)."""
+    """Build the tiny model and tokenizer into `path`, once across processes (kit.atomic.build_locked:
+    a temporary folder renamed when complete, under a lock that concurrent test workers wait on)."""
     import torch
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tiny-", dir=path.parent))
-    try:
+    def build(tmp: Path) -> None:
         tokenizer = _build_tokenizer(tmp)
         model = _build_model(vocab_size=len(tokenizer), tokenizer=tokenizer, seed=seed, spec=spec)
         if spec.pretrain:
             _pretrain(model, tokenizer, chat_corpus(seed=seed))
         model.to(torch.bfloat16).save_pretrained(tmp)
-        if path.exists():  # another process built it meanwhile
-            shutil.rmtree(tmp)
-        else:
-            os.replace(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return path
+
+    build_locked(Path(path), build)
+    return Path(path)
 
 
 def _build_tokenizer(out: Path):

@@ -2,6 +2,7 @@ import pytest
 
 from kit.config import build_config
 from kit.errors import KitError
+from kit.outdir import claim_output
 from kit.recipe import load_recipe
 from kit.runner import grpo_args, output_path
 
@@ -25,8 +26,8 @@ def test_grpo_extra_rejects_unknown_and_owned_keys(tmp_path):
         grpo_args(build_config([{"grpo": {"extra": {"beta": 0.1}}}]), tmp_path, bundle)
 
 
-def test_output_path_refuses_used_folder(tmp_path):
+def test_a_used_output_folder_is_refused(tmp_path):
     (tmp_path / "old.txt").write_text("x")
     with pytest.raises(KitError, match="is not empty"):
-        output_path(build_config([{"output_dir": str(tmp_path)}]), load_recipe("gsm8k"))
+        claim_output(build_config([]), tmp_path, resume=False)
     assert output_path(build_config([]), load_recipe("gsm8k")).parent.name == "outputs"

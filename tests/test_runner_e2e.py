@@ -137,10 +137,11 @@ def test_bad_config_fails_before_anything_is_written(tmp_path):
 def test_refuses_to_write_into_a_used_output_folder(tmp_path):
     out = tmp_path / "used"
     out.mkdir()
-    (out / "run.yaml").write_text("recipe: gsm8k\n")
+    (out / "run.yaml").write_text("recipe: gsm8k\n")  # alone, a start that never checkpointed: started again
+    (out / "notes.txt").write_text("mine\n")  # something the kit does not write: never cleared
     result = kit("train", "gsm8k", "--profile", "smoke", "--out", str(out))
     assert result.returncode == 2 and "is not empty" in result.stderr
-    assert [p.name for p in out.iterdir()] == ["run.yaml"]
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "run.yaml"], "the refused folder is left as it was"
 
 
 def test_train_with_gguf_export_verifies_it(tmp_path):

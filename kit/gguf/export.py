@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from kit.atomic import PARTIAL
 from kit.errors import KitError
 from kit.gguf import convert, quants, spm
 from kit.gguf.verify import Reference, Verification, print_table, verify, write_report
@@ -48,7 +49,7 @@ def export_gguf(model_dir: Path, quant_names: list[str], out_dir: Path | None = 
     out_dir = Path(out_dir) if out_dir else default_out_dir(model_dir)
     name = name or default_name(model_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".export-partial-", dir=out_dir))
+    staging = Path(tempfile.mkdtemp(prefix=f".export{PARTIAL}", dir=out_dir))  # a run's next start sweeps it
     try:
         staged = make_files(model_dir, wanted, staging, name)
         files = [publish(path, out_dir) for path in staged]

@@ -3,7 +3,8 @@
     returncode = launch(cfg, recipe, train_argv)   # train_argv: the `kit train ...` arguments as typed
 
 Everything that can be refused (config, data, output folder, launcher) is refused before a single
-process starts, so a mistake is one message, not N tracebacks. The ranks then run `python -m kit train`
+process starts, so a mistake is one message, not N tracebacks. This process holds the output folder's
+lock (kit.run_lock) until the ranks end. The ranks then run `python -m kit train`
 with the same arguments and the output folder fixed here (a default one has a timestamp in its name,
 which N processes would not agree on).
 """
@@ -26,17 +27,25 @@ from kit.recipe import Recipe
 
 
 def launch(cfg: RunConfig, recipe: Recipe, train_argv: list[str], resume: bool = False) -> int:
+    from kit.outdir import claim_output
+    from kit.run_lock import hold_run_lock
     from kit.runner import prepare_run
 
     check_launch(cfg)
-    run = prepare_run(cfg, recipe, resume)  # data and output folder checks, the tiny model built once
-    command = accelerate_command(cfg, [*drop_out_flag(train_argv), "--out", str(run.out)])
+    run = prepare_run(cfg, recipe)  # data checks, the tiny model built once
+    with hold_run_lock(run.out):  # for the whole launch; the ranks are told not to take it again
+        claim_output(cfg, run.out, resume)  # a used, locked or finished OUT is refused before any process starts
+        return start_ranks(cfg, run.out, train_argv)
+
+
+def start_ranks(cfg: RunConfig, out: Path, train_argv: list[str]) -> int:
+    command = accelerate_command(cfg, [*drop_out_flag(train_argv), "--out", str(out)])
     n, launcher = cfg.launch.num_processes, cfg.launch.launcher
     print(f"launch: {n} processes with {launcher} (kit/launch/{launcher}.yaml), "
-          f"{'GPUs' if gpu_count() else 'CPU only: gloo backend, for testing'}; output {run.out}")
+          f"{'GPUs' if gpu_count() else 'CPU only: gloo backend, for testing'}; output {out}")
     print(f"launch: {' '.join(command)}")
     with tempfile.TemporaryDirectory(prefix="kit-ranks-") as failures:
-        returncode = run_launcher(command, worker_env(failures))
+        returncode = run_launcher(command, worker_env(failures, out))
         first = ranks.first_failure(Path(failures))
         if returncode and first is None and ranks.was_interrupted(Path(failures)):
             return 130  # rank 0 said where the checkpoint is and how to resume
@@ -101,8 +110,10 @@ def accelerate_command(cfg: RunConfig, train_argv: list[str]) -> list[str]:
     return [*command, "-m", "kit", "train", *train_argv]
 
 
-def worker_env(failures: str) -> dict[str, str]:
-    env = dict(os.environ, **{ranks.FAILURES_ENV: failures})
+def worker_env(failures: str, out: Path) -> dict[str, str]:
+    from kit.run_lock import RUN_LOCK_ENV
+
+    env = dict(os.environ, **{ranks.FAILURES_ENV: failures, RUN_LOCK_ENV: str(out.resolve())})
     # After Ctrl-C the launcher waits this long for the processes to finish their step and save a checkpoint
     # before it kills them (torch's default, 30 s, is shorter than one GRPO step of a real model).
     env.setdefault("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "180")

@@ -82,3 +82,27 @@ def test_cli_refuses_before_starting_any_process(tmp_path, capsys):
     error = capsys.readouterr().err
     assert "is not empty" in error and "launch:" not in error
     assert [p.name for p in used.iterdir()] == ["old"]
+
+
+def test_the_launcher_holds_out_for_its_ranks(monkeypatch, tmp_path):
+    from kit.config import resolve_config
+    from kit.recipe import load_recipe
+    from kit.run_lock import RUN_LOCK_ENV, hold_run_lock
+
+    out = tmp_path / "run"
+    seen = {}
+
+    def ranks_running(command, env):
+        with pytest.raises(KitError, match=r"in use by another run \(process \d+\)"), hold_run_lock(out):
+            pass  # another run, started beside the launch, is refused
+        monkeypatch.setenv(RUN_LOCK_ENV, env[RUN_LOCK_ENV])
+        with hold_run_lock(out):  # rank 0 sees the launcher's note and does not take the lock again
+            seen["rank 0 started"] = True
+        return 0
+
+    monkeypatch.setattr(launcher, "run_launcher", ranks_running)
+    recipe = load_recipe("gsm8k")
+    cfg = resolve_config(recipe.defaults, {}, {"launch": {"num_processes": 2}, "output_dir": str(out)}, gpu=False,
+                         recipe_has_sample=True)  # the smoke profile: sample data, the tiny model
+    assert launcher.launch(cfg, recipe, ["gsm8k"]) == 0
+    assert seen == {"rank 0 started": True}

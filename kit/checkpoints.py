@@ -1,0 +1,74 @@
+"""GRPO checkpoints: which one a resumed run continues from (kit.interrupt decides when they are saved).
+
+A checkpoint cut short (kill -9 or a full disk while saving) has a name like any other; resuming from it
+crashes. The trainer writes trainer_state.json after the weights and the optimizer, so a checkpoint counts
+as complete when that file parses and every weights file is whole; `latest_complete` skips the others.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+STATE = "trainer_state.json"
+_BIN_WEIGHTS = ("adapter_model.bin", "pytorch_model.bin")
+
+
+def step_of(checkpoint: Path) -> int:
+    return int(checkpoint.name.split("-")[-1])
+
+
+def all_checkpoints(folder: Path) -> list[Path]:
+    """checkpoint-N folders, newest first."""
+    found = [p for p in Path(folder).glob("checkpoint-*") if p.name.split("-")[-1].isdigit()]
+    return sorted(found, key=step_of, reverse=True)
+
+
+def problem(checkpoint: Path) -> str | None:
+    """Why the trainer could not resume from `checkpoint`, or None when it is complete."""
+    try:
+        json.loads((checkpoint / STATE).read_text())
+    except FileNotFoundError:
+        return f"no {STATE} (saving it was cut short)"
+    except ValueError:
+        return f"{STATE} is cut short"
+    weights = sorted(checkpoint.glob("*.safetensors"))
+    if not weights and not any((checkpoint / name).is_file() for name in _BIN_WEIGHTS):
+        return "no model weights"
+    broken = [w.name for w in weights if not whole_safetensors(w)]
+    return f"{broken[0]} is cut short" if broken else None
+
+
+def whole_safetensors(path: Path) -> bool:
+    """The header's tensors lie within the file (reads the header only, not the tensors)."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            f.keys()
+    except (SafetensorError, OSError):  # "incomplete metadata, file not fully covered", or unreadable
+        return False
+    return True
+
+
+def latest_complete(folder: Path) -> tuple[Path | None, list[tuple[Path, str]]]:
+    """The newest complete checkpoint, and the newer incomplete ones skipped on the way, with why."""
+    skipped = []
+    for checkpoint in all_checkpoints(folder):
+        why = problem(checkpoint)
+        if why is None:
+            return checkpoint, skipped
+        skipped.append((checkpoint, why))
+    return None, skipped
+
+
+def planned_steps(max_steps: int, checkpoint: Path) -> int:
+    """The run's planned step count: grpo.max_steps, or (for -1, epochs) what the trainer worked out."""
+    if max_steps > 0:
+        return max_steps
+    return json.loads((checkpoint / STATE).read_text())["max_steps"]
+
+
+def trained_to_plan(max_steps: int, checkpoint: Path) -> bool:
+    """Every planned step is in `checkpoint`: resuming from it must not train (the trainer would add one)."""
+    return step_of(checkpoint) >= planned_steps(max_steps, checkpoint)

@@ -1,0 +1,92 @@
+"""What a run may find in its OUT when it starts; decided while it holds OUT's lock (kit.run_lock).
+
+- A new run needs an empty OUT, or one holding only a run that stopped before its first complete GRPO
+  checkpoint (a crash, kill -9, out of memory, Ctrl-C during the warm start): nothing there can be
+  continued, so that start is cleared and this one begins afresh. Refusing it was a dead end: RESUME
+  had nothing to continue from and a plain retry was refused too.
+- A resumed run continues from the newest complete checkpoint, skipping (and removing) newer ones cut
+  short; it is refused, with where its outputs are, when the run has already finished.
+- Either way, folders a killed process left half-written (`.merged.partial-*`, `.export.partial-*`) go.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kit.atomic import PARTIAL, remove_partials
+from kit.checkpoints import latest_complete, planned_steps, trained_to_plan
+from kit.config import RunConfig
+from kit.errors import KitError
+from kit.launch import ranks
+from kit.run_lock import LOCK_NAME
+
+# What a run writes before its first GRPO checkpoint: an OUT holding only these is a start to clear.
+EARLY_FILES = {"run.yaml", "metrics.jsonl", "eval.json", "samples.jsonl", "diagnostics.jsonl", "distributed.json",
+               "plots", "checkpoints", "checkpoints-sft"}
+
+
+def claim_output(cfg: RunConfig, out: Path, resume: bool) -> Path | None:
+    """Check (and tidy) OUT for this run; the checkpoint to continue from when resuming, else None."""
+    checkpoint = resume_checkpoint(cfg, out) if resume else None
+    if ranks.is_main():  # rank 0 alone writes to OUT
+        if not resume:
+            start_fresh(out)
+        sweep_partials(out)
+    return checkpoint
+
+
+def contents(out: Path) -> list[Path]:
+    """What OUT holds, apart from the lock file and half-written temporary folders."""
+    if not out.is_dir():
+        return []
+    return [p for p in out.iterdir() if p.name != LOCK_NAME and PARTIAL not in p.name]
+
+
+def start_fresh(out: Path) -> None:
+    entries = contents(out)
+    if not entries:
+        return
+    if not stopped_before_first_checkpoint(out, entries):
+        raise KitError(f"output folder {out} is not empty; choose another OUT, remove it, or resume it (RESUME=1)")
+    print(f"run: {out} holds a run that stopped before its first checkpoint; clearing it and starting again")
+    for path in entries:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+
+def stopped_before_first_checkpoint(out: Path, entries: list[Path]) -> bool:
+    """OUT holds the kit's early files only (so nothing of the user's) and no checkpoint to continue from."""
+    return ((out / "run.yaml").is_file() and all(p.name in EARLY_FILES for p in entries)
+            and latest_complete(out / "checkpoints")[0] is None)
+
+
+def sweep_partials(out: Path) -> None:
+    for path in remove_partials(out) + remove_partials(out / "gguf"):
+        print(f"run: removed {path.name}, left half-written by a process that was stopped")
+
+
+def resume_checkpoint(cfg: RunConfig, out: Path) -> Path:
+    """The newest complete checkpoint of the run in OUT; refuses a finished run."""
+    if not (out / "run.yaml").is_file():
+        raise KitError(f"cannot resume: {out} holds no run (no run.yaml); pass the OUT of the interrupted run")
+    checkpoint, skipped = latest_complete(out / "checkpoints")
+    for path, why in skipped:
+        print(f"resume: skipping {path}: incomplete, {why}")
+        if ranks.is_main():  # the trainer would count it among its checkpoints and may save into it
+            shutil.rmtree(path, ignore_errors=True)
+    if checkpoint is None:
+        raise KitError(f"cannot resume: no complete GRPO checkpoint in {out / 'checkpoints'}: the run stopped before "
+                       "its first one; start it again without --resume (RESUME=1), with the same OUT")
+    if trained_to_plan(cfg.grpo.max_steps, checkpoint) and (out / "report.md").is_file():
+        steps = planned_steps(cfg.grpo.max_steps, checkpoint)
+        raise KitError(f"{out} is finished: all {steps} planned GRPO steps are trained and its outputs are written "
+                       f"({', '.join(finished_outputs(out))}); to train further, resume with more steps "
+                       f"(--steps N, N > {steps}), or start a new run with another OUT")
+    return checkpoint
+
+
+def finished_outputs(out: Path) -> list[str]:
+    return [str(out / name) for name in ("merged", "adapter", "gguf", "report.md") if (out / name).exists()]
