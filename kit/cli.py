@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", help="folder for the files (default: <run>/gguf)")
     export.add_argument("--name", help="file name stem (default: the run folder's name)")
     export.add_argument("--no-verify", action="store_true", help="skip the llama.cpp checks (not recommended)")
+    export.add_argument("--overwrite", action="store_true", help="replace GGUF files of the same name in --out")
 
     evaluate = commands.add_parser("eval", help="score a model (and its base) on held-out prompts")
     evaluate.add_argument("recipe", help="recipe name, dotted module path, or .py file")
@@ -177,7 +178,7 @@ def export_command(args: argparse.Namespace) -> int:
     from kit.gguf.export import export_gguf
 
     result = export_gguf(Path(args.model_dir), args.quant, Path(args.out) if args.out else None, args.name,
-                         check=not args.no_verify)
+                         check=not args.no_verify, overwrite=args.overwrite)
     for path in result.files:
         print(f"  {path}")
     print(f"  {result.modelfile}  (ollama create NAME -f {result.modelfile})")
@@ -209,6 +210,9 @@ def eval_command(args: argparse.Namespace) -> int:
     from kit.inference import load_for_inference
     from kit.recipe import load_recipe
 
+    at_least_one(args.n, "--n", "the number of held-out prompts to score")
+    if args.max_new_tokens is not None:
+        at_least_one(args.max_new_tokens, "--max-new-tokens", "the longest answer to generate, in tokens")
     recipe = load_recipe(args.recipe)
     run = run_context(args.model, args.adapter)
     data = args.data or (run.get("eval") or {}).get("path") or (run.get("data") or {}).get("path")
@@ -229,6 +233,12 @@ def eval_command(args: argparse.Namespace) -> int:
     write_json(path, results, recipe=recipe.name, split=args.split, max_new_tokens=tokens)
     print(f"eval: results in {path}")
     return 0
+
+
+def at_least_one(value: int, flag: str, meaning: str) -> None:
+    """Checked here, before any loading: a count below 1 otherwise ends in a pydantic traceback."""
+    if value < 1:
+        raise KitError(f"{flag} {value}: must be 1 or more ({meaning})")
 
 
 def chat_command(args: argparse.Namespace) -> int:
