@@ -113,15 +113,24 @@ def load_rows(recipe: Recipe, cfg: DataConfig, rewards=None):
 
 def load_eval_rows(recipe: Recipe, data: DataConfig, eval_cfg, rewards=None):
     """Held-out rows for evaluation, or None (with the reason printed) when there are none to use."""
-    if eval_cfg.n == 0:
-        return None
-    if eval_cfg.path is None and data.path not in (None, SAMPLE_DATA):
-        print(f"eval: skipped: training data is the local file {data.path}; set eval.path to a held-out file "
-              "to score before and after training")
+    reason = eval_skip_reason(data.path, eval_cfg.n, eval_cfg.path)
+    if reason:
+        if eval_cfg.n:  # eval.n = 0 was asked for: nothing to say
+            print(f"eval: skipped: {reason}")
         return None
     held_out = DataConfig(path=eval_cfg.path or data.path, split=eval_cfg.split, limit=eval_cfg.n,
                           max_prompt_length=data.max_prompt_length, system_prompt=data.system_prompt)
     return load_rows(recipe, held_out, rewards)
+
+
+def eval_skip_reason(data_path: str | None, eval_n: int, eval_path: str | None) -> str | None:
+    """Why a run scores no held-out prompts, or None when it does; said at the start and in report.md."""
+    if eval_n == 0:
+        return "eval.n = 0"
+    if eval_path is None and data_path not in (None, SAMPLE_DATA):
+        return (f"training data is the local file {data_path} and eval.path is not set; set eval.path to a "
+                "held-out file to score before and after training")
+    return None
 
 
 def prepare_dataset(recipe: Recipe, cfg: DataConfig, tokenizer, rewards=None):

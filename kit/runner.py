@@ -27,12 +27,13 @@ from pathlib import Path
 import yaml
 
 from kit import loader  # imports Unsloth, which must patch TRL before TRL is used
-from kit.config import SMOKE, RunConfig
+from kit.config import SAMPLE_DATA, SMOKE, RunConfig
 from kit.data import drop_long_prompts, load_eval_rows, load_rows
 from kit.env import package_versions
 from kit.errors import KitError
 from kit.launch import SHARDED, ranks
 from kit.model_names import TINY_PREFIX
+from kit.outdir import require_writable_folder
 from kit.recipe import Recipe, RewardBundle
 
 # Keys the kit sets itself; grpo.extra may not override them.
@@ -77,6 +78,7 @@ def output_path(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> Path:
         if not ranks.is_main():  # rank 0 checks it and is the only one that writes there
             return Path(cfg.output_dir)
     out = Path(cfg.output_dir) if cfg.output_dir else default_output_dir(recipe.name)
+    require_writable_folder(out)
     if resume:
         if not (out / "run.yaml").is_file():
             raise KitError(f"cannot resume: {out} holds no run (no run.yaml); pass the OUT of the interrupted run")
@@ -410,7 +412,8 @@ def announce(cfg: RunConfig, recipe: Recipe, out: Path) -> None:
           f"completions per step, max_steps {g.max_steps}")
     if cfg.profile == SMOKE:
         model = "a tiny model built on the spot" if cfg.model.name.startswith(TINY_PREFIX) else cfg.model.name
-        print(f"run: SMOKE PROFILE: {model} and the recipe's sample data, a few steps. "
+        data = "the recipe's sample data" if cfg.data.path == SAMPLE_DATA else f"data from {cfg.data.path or 'the hub'}"
+        print(f"run: SMOKE PROFILE: {model} and {data}, a few steps. "
               "It checks that the pipeline runs; it does not train a useful model. "
               f"For a real run on a GPU: make train RECIPE={recipe.name} PROFILE=full")
 
