@@ -35,6 +35,8 @@ from kit.launch import SHARDED, ranks
 from kit.model_names import TINY_PREFIX
 from kit.outdir import require_writable_folder
 from kit.recipe import Recipe, RewardBundle
+from kit.rewards.guard import CheckedReward
+from kit.rewards.guard import check_before_training as check_rewards_before_training
 
 # Keys the kit sets itself; grpo.extra may not override them.
 _KIT_OWNED = {"output_dir", "seed", "reward_weights", "save_strategy"}
@@ -147,6 +149,7 @@ def prepare_run(cfg: RunConfig, recipe: Recipe, resume: bool = False) -> Prepare
     """
     rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
     rows = load_rows(recipe, cfg.data, rewards)
+    check_rewards_before_training(rewards.funcs, rows)
     held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
     out = output_path(cfg, recipe, resume)
     stage_args = build_stage_args(cfg, recipe, rows, rewards, out)
@@ -354,7 +357,7 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
                            dataset, read)
     health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window), out / "diagnostics.jsonl")
     callbacks = [MetricsFile(out / "metrics.jsonl"), health] + ([samples] if cfg.monitor.samples else [])
-    funcs = rewards.funcs
+    funcs = [CheckedReward(fn) for fn in rewards.funcs]  # a broken reward stops the run with one line
     if ranks.in_worker():  # every rank counts what it did; rank 0 writes it all to distributed.json
         from kit.launch.report import CountedReward, RankReport
 
