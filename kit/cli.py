@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
+from kit.diskspace import disk_full_error, is_disk_full
 from kit.errors import KitError
 from kit.launch import ranks
 
@@ -173,8 +175,6 @@ def plan_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from kit.gguf.export import export_gguf
 
     result = export_gguf(Path(args.model_dir), args.quant, Path(args.out) if args.out else None, args.name,
@@ -201,8 +201,6 @@ def rewards_command(args: argparse.Namespace) -> int:
 
 
 def eval_command(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from kit.config import DataConfig
     from kit.data import load_rows
     from kit.evaluate import compare, evaluate, format_table, run_context, write_json
@@ -269,4 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except Exception as err:
         ranks.record_failure(err)
+        if is_disk_full(err):  # anywhere the kit does not guard itself (run.yaml, eval.json, GGUF files)
+            print(f"error: {disk_full_error('files', Path.cwd(), err=err)}", file=sys.stderr)
+            return 2
         raise

@@ -236,10 +236,12 @@ def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, da
 
     GRPO's first steps also record the GPU's real peak memory next to the plan's estimate in run.yaml.
     """
+    from kit.diskspace import guard_checkpoints
     from kit.interrupt import GracefulStop, latest_checkpoint, stop_on_signals
     from kit.plan.record import MemoryRecorder
 
-    with stop_on_signals(GracefulStop()) as stopper:
+    # a full disk while saving a checkpoint: one line, and no incomplete checkpoint left for --resume to pick
+    with stop_on_signals(GracefulStop()) as stopper, guard_checkpoints(out / "checkpoints", model):
         if stage == "sft":
             from kit.sft import run_sft
 

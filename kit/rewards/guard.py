@@ -63,7 +63,7 @@ class CheckedReward:
         """The reward's values, or one KitError saying how it broke the contract."""
         try:
             values = self.fn(completions=completions, **kwargs)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001  (user code may raise anything; it is re-raised as one line)
             row = first_failing_row(self.fn, completions, kwargs)
             text = completion_text(completions[row])[:80]
             raise KitError(f"reward '{self.__name__}' raised {type(err).__name__}: {err} on completion {row} of a "
@@ -94,7 +94,7 @@ def first_failing_row(fn, completions, kwargs: dict) -> int:
         sliced = {k: [v[row]] if isinstance(v, list) and len(v) == count else v for k, v in kwargs.items()}
         try:
             fn(completions=[completions[row]], **sliced)
-        except Exception:
+        except Exception:  # noqa: BLE001  (any exception marks the row)
             return row
     return 0  # it fails only on the whole batch: show the first
 
