@@ -181,3 +181,28 @@ def test_bad_input_ends_in_one_error_line(case, tmp_path, tiny_model, monkeypatc
         assert all((c / "trainer_state.json").exists() for c in taken.glob("checkpoints/checkpoint-*"))
     else:
         assert state(taken) == before
+
+
+def test_smoke_banner_names_a_data_file(capsys):
+    from kit.config import resolve_config
+    from kit.recipe import load_recipe
+    from kit.runner import announce
+
+    recipe = load_recipe("gsm8k")
+    for data, said in [("sample", "and the recipe's sample data"), ("my.jsonl", "and data from my.jsonl")]:
+        cfg = resolve_config(recipe.defaults, {}, {"profile": "smoke", "data": {"path": data}}, gpu=False)
+        announce(cfg, recipe, Path("out"))
+        assert said in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("settings, reason", [
+    ({"eval": {"n": 0}}, "not run: eval.n = 0"),
+    ({"data": {"path": "my.jsonl"}}, "not run: training data is the local file my.jsonl and eval.path is not set"),
+])
+def test_report_says_why_evaluation_did_not_run(tmp_path, settings, reason):
+    import yaml
+
+    from kit.report import write_report
+
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump({"data": {"path": None}, "eval": {"n": 200}, **settings}))
+    assert reason in write_report(tmp_path, {}, None).read_text()
