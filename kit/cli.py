@@ -245,6 +245,13 @@ def chat_command(args: argparse.Namespace) -> int:
     return chat_loop(args)
 
 
+def close_progress_bars() -> None:
+    """A bar the failing step left open (the trainer's) would end its line with our error: finish it first."""
+    tqdm = sys.modules.get("tqdm")
+    for bar in list(getattr(getattr(tqdm, "tqdm", None), "_instances", [])):
+        bar.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     sys.stdout.reconfigure(line_buffering=True)  # the kit's lines stay in order with progress bars on stderr
     parser = build_parser()
@@ -262,12 +269,14 @@ def main(argv: list[str] | None = None) -> int:
                     "eval": eval_command, "chat": chat_command, "plan": plan_command}
         return commands[args.command](args)
     except KitError as err:
+        close_progress_bars()
         print(f"error: {err}", file=sys.stderr)
         ranks.record_failure(err)  # in a rank of a multi-process run, the launcher reports it
         return 2
     except Exception as err:
         ranks.record_failure(err)
         if is_disk_full(err):  # anywhere the kit does not guard itself (run.yaml, eval.json, GGUF files)
+            close_progress_bars()
             print(f"error: {disk_full_error('files', Path.cwd(), err=err)}", file=sys.stderr)
             return 2
         raise
