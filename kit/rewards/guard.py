@@ -75,11 +75,19 @@ class CheckedReward:
         if len(values) != len(completions):
             raise KitError(f"reward '{self.__name__}' returned {len(values)} values for {len(completions)} "
                            "completions; return exactly one value (a number, or None) per completion")
-        wrong = [v for v in values if v is not None and not isinstance(v, (int, float))]
-        if wrong:
-            raise KitError(f"reward '{self.__name__}' returned {wrong[0]!r} ({type(wrong[0]).__name__}); "
-                           "return a number, or None where the reward does not apply")
-        return list(values)
+        return [self.number(v) for v in values]
+
+    def number(self, value) -> float | None:
+        """None, or the value as a float: numpy and torch scalars pass, as TRL takes them; text does not."""
+        if value is None:
+            return None
+        if not isinstance(value, (str, bytes)):  # float('0.5') would pass text off as a number
+            try:
+                return float(value)
+            except (TypeError, ValueError):  # a list, a tensor of several values, ...
+                pass
+        raise KitError(f"reward '{self.__name__}' returned {value!r:.60} ({type(value).__name__}); "
+                       "return a number, or None where the reward does not apply")
 
     def columns(self) -> list[str]:
         from kit.recipe import RewardBundle

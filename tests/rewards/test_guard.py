@@ -52,6 +52,14 @@ def test_none_for_a_whole_batch_is_an_error_unless_row_optional():
     assert CheckedReward(passes_tests())(completions(), tests=[None] * 3) == [None] * 3  # the kit's own
 
 
+def test_numpy_and_torch_scalars_are_numbers():
+    import numpy as np
+    import torch
+
+    values = CheckedReward(lambda completions, **kw: [np.float32(0.5), torch.tensor(1.0), True])(completions())
+    assert values == [0.5, 1.0, 1.0] and all(type(v) is float for v in values)
+
+
 @pytest.mark.parametrize("returned, fragment", [
     ([0.5], "returned 1 values for 3 completions"),
     (None, "returned NoneType instead of a list"),
