@@ -162,7 +162,10 @@ def state(path: Path) -> dict:
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name, marks=c.marks) for c in CASES])
 def test_bad_input_ends_in_one_error_line(case, tmp_path, tiny_model, monkeypatch, capsys):
     out = tmp_path / "out"
-    fill = lambda text: text.format(tmp=tmp_path, out=out, model=tiny_model)  # noqa: E731
+
+    def fill(text: str) -> str:
+        return text.format(tmp=tmp_path, out=out, model=tiny_model)
+
     case.setup(tmp_path, monkeypatch)
     taken = Path(fill(case.argv[case.argv.index("--out") + 1])) if "--out" in case.argv else out
     before = state(taken)
