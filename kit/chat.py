@@ -6,7 +6,9 @@ Commands at the prompt: /reset starts over, /exit (or Ctrl-D) leaves.
 from __future__ import annotations
 
 import argparse
+import sys
 
+from kit.errors import KitError
 from kit.generate import Sampling, generate
 from kit.inference import load_for_inference
 
@@ -20,7 +22,15 @@ def system_prompt(args: argparse.Namespace) -> str | None:
     return getattr(recipe, "system_prompt", None)
 
 
+def require_stdin() -> None:
+    """With stdin closed (`kit chat MODEL <&-`, some job runners) Python has no sys.stdin and input() fails."""
+    if sys.stdin is None or sys.stdin.closed:
+        raise KitError("chat reads your messages from stdin, which is closed; run it in a terminal, "
+                       "or pipe the messages in: echo 'What is 2 plus 3?' | python -m kit chat MODEL")
+
+
 def chat_loop(args: argparse.Namespace) -> int:
+    require_stdin()  # before loading the model: that can take minutes
     loaded = load_for_inference(args.model, args.adapter)
     system = system_prompt(args)
     sampling = Sampling(max_new_tokens=args.max_new_tokens, temperature=args.temperature)

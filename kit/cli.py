@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
+from kit.diskspace import disk_full_error, is_disk_full
 from kit.errors import KitError
 from kit.launch import ranks
 
@@ -40,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", help="folder for the files (default: <run>/gguf)")
     export.add_argument("--name", help="file name stem (default: the run folder's name)")
     export.add_argument("--no-verify", action="store_true", help="skip the llama.cpp checks (not recommended)")
+    export.add_argument("--overwrite", action="store_true", help="replace GGUF files of the same name in --out")
 
     evaluate = commands.add_parser("eval", help="score a model (and its base) on held-out prompts")
     evaluate.add_argument("recipe", help="recipe name, dotted module path, or .py file")
@@ -172,12 +175,10 @@ def plan_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from kit.gguf.export import export_gguf
 
     result = export_gguf(Path(args.model_dir), args.quant, Path(args.out) if args.out else None, args.name,
-                         check=not args.no_verify)
+                         check=not args.no_verify, overwrite=args.overwrite)
     for path in result.files:
         print(f"  {path}")
     print(f"  {result.modelfile}  (ollama create NAME -f {result.modelfile})")
@@ -200,8 +201,6 @@ def rewards_command(args: argparse.Namespace) -> int:
 
 
 def eval_command(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from kit.config import DataConfig
     from kit.data import load_rows
     from kit.evaluate import compare, evaluate, format_table, run_context, write_json
@@ -209,6 +208,9 @@ def eval_command(args: argparse.Namespace) -> int:
     from kit.inference import load_for_inference
     from kit.recipe import load_recipe
 
+    at_least_one(args.n, "--n", "the number of held-out prompts to score")
+    if args.max_new_tokens is not None:
+        at_least_one(args.max_new_tokens, "--max-new-tokens", "the longest answer to generate, in tokens")
     recipe = load_recipe(args.recipe)
     run = run_context(args.model, args.adapter)
     data = args.data or (run.get("eval") or {}).get("path") or (run.get("data") or {}).get("path")
@@ -231,10 +233,23 @@ def eval_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def at_least_one(value: int, flag: str, meaning: str) -> None:
+    """Checked here, before any loading: a count below 1 otherwise ends in a pydantic traceback."""
+    if value < 1:
+        raise KitError(f"{flag} {value}: must be 1 or more ({meaning})")
+
+
 def chat_command(args: argparse.Namespace) -> int:
     from kit.chat import chat_loop
 
     return chat_loop(args)
+
+
+def close_progress_bars() -> None:
+    """A bar the failing step left open (the trainer's) would end its line with our error: finish it first."""
+    tqdm = sys.modules.get("tqdm")
+    for bar in list(getattr(getattr(tqdm, "tqdm", None), "_instances", [])):
+        bar.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -254,9 +269,14 @@ def main(argv: list[str] | None = None) -> int:
                     "eval": eval_command, "chat": chat_command, "plan": plan_command}
         return commands[args.command](args)
     except KitError as err:
+        close_progress_bars()
         print(f"error: {err}", file=sys.stderr)
         ranks.record_failure(err)  # in a rank of a multi-process run, the launcher reports it
         return 2
     except Exception as err:
         ranks.record_failure(err)
+        if is_disk_full(err):  # anywhere the kit does not guard itself (run.yaml, eval.json, GGUF files)
+            close_progress_bars()
+            print(f"error: {disk_full_error('files', Path.cwd(), err=err)}", file=sys.stderr)
+            return 2
         raise

@@ -16,6 +16,7 @@ from kit.recipe import Recipe
 from kit.tiny import cache_dir
 
 LOCAL_FORMATS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+TEXT_FORMATS = {"json", "csv"}
 
 
 def load_table(source: str | None, hub_id: str, split: str, hub_config: str | None = None):
@@ -36,10 +37,38 @@ def load_table(source: str | None, hub_id: str, split: str, hub_config: str | No
         raise KitError(f"data file {path} has an unknown type; use one of: {', '.join(LOCAL_FORMATS)}")
     if not path.is_file():
         raise KitError(f"data file {path} does not exist")
+    if kind in TEXT_FORMATS:
+        require_utf8(path)
     try:
         return datasets.load_dataset(kind, data_files=str(path), split="train")
     except Exception as err:  # datasets wraps parser errors in several types
         raise KitError(f"cannot read data file {path} as {kind}: {err}") from None
+
+
+def require_utf8(path: Path, chunk: int = 1 << 20) -> None:
+    """Refuse a text file that is not UTF-8 before `datasets` reads it.
+
+    pyarrow keeps the bad bytes and fails only later, deep inside a recipe, with a UnicodeDecodeError.
+    """
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    done, lines = 0, 1
+    with path.open("rb") as f:
+        while block := f.read(chunk):
+            try:
+                decoder.decode(block)
+            except UnicodeDecodeError as err:
+                before = block[:err.start]
+                line = lines + before.count(b"\n")
+                raise KitError(f"data file {path}, line {line}: byte 0x{block[err.start]:02x} (file offset "
+                               f"{done + err.start}) is not UTF-8; save the file as UTF-8 "
+                               "(e.g. iconv -f latin1 -t utf-8)") from None
+            done, lines = done + len(block), lines + block.count(b"\n")
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise KitError(f"data file {path} ends inside a UTF-8 character; save the file as UTF-8") from None
 
 
 def require_columns(dataset, columns: list[str], where: str) -> None:
@@ -84,15 +113,24 @@ def load_rows(recipe: Recipe, cfg: DataConfig, rewards=None):
 
 def load_eval_rows(recipe: Recipe, data: DataConfig, eval_cfg, rewards=None):
     """Held-out rows for evaluation, or None (with the reason printed) when there are none to use."""
-    if eval_cfg.n == 0:
-        return None
-    if eval_cfg.path is None and data.path not in (None, SAMPLE_DATA):
-        print(f"eval: skipped: training data is the local file {data.path}; set eval.path to a held-out file "
-              "to score before and after training")
+    reason = eval_skip_reason(data.path, eval_cfg.n, eval_cfg.path)
+    if reason:
+        if eval_cfg.n:  # eval.n = 0 was asked for: nothing to say
+            print(f"eval: skipped: {reason}")
         return None
     held_out = DataConfig(path=eval_cfg.path or data.path, split=eval_cfg.split, limit=eval_cfg.n,
                           max_prompt_length=data.max_prompt_length, system_prompt=data.system_prompt)
     return load_rows(recipe, held_out, rewards)
+
+
+def eval_skip_reason(data_path: str | None, eval_n: int, eval_path: str | None) -> str | None:
+    """Why a run scores no held-out prompts, or None when it does; said at the start and in report.md."""
+    if eval_n == 0:
+        return "eval.n = 0"
+    if eval_path is None and data_path not in (None, SAMPLE_DATA):
+        return (f"training data is the local file {data_path} and eval.path is not set; set eval.path to a "
+                "held-out file to score before and after training")
+    return None
 
 
 def prepare_dataset(recipe: Recipe, cfg: DataConfig, tokenizer, rewards=None):

@@ -12,6 +12,7 @@ its highest-weighted reward scoring >= 0.5 counts as right and format is not rep
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import mean
@@ -19,6 +20,7 @@ from typing import Callable
 
 from kit.generate import Sampling, generate
 from kit.recipe import Recipe
+from kit.rewards.guard import CheckedReward
 
 Judge = Callable[[str, dict], bool]  # (completion text, dataset row) -> yes / no
 
@@ -47,7 +49,8 @@ def default_scoring(recipe: Recipe) -> Scoring:
 
     def right(text: str, row: dict) -> bool:
         completion = [{"role": "assistant", "content": text}]  # the form TRL hands rewards in training
-        value = main.fn(completions=[completion], **{k: [v] for k, v in row.items() if k != "prompt"})[0]
+        columns = {k: [v] for k, v in row.items() if k != "prompt"}
+        value = CheckedReward(main.fn).call([completion], columns, where=" in evaluation")[0]
         return value is not None and value >= 0.5
 
     return Scoring(strict=right, lenient=right)
@@ -67,7 +70,9 @@ def score(recipe: Recipe, rows, texts: list[str], tokenizer, name: str) -> EvalR
     completions = [[{"role": "assistant", "content": t}] for t in texts]
     rewards = {}
     for reward in recipe.rewards.rewards:
-        values = [v for v in reward.fn(completions=completions, prompts=list(rows["prompt"]), **columns) if v is not None]
+        given = CheckedReward(reward.fn).call(completions, {"prompts": list(rows["prompt"]), **columns},
+                                              where=" in evaluation")
+        values = [v for v in given if v is not None and math.isfinite(v)]
         rewards[reward.name] = mean(values) if values else float("nan")
     lengths = [len(tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
     return EvalResult(

@@ -13,13 +13,14 @@ import shutil
 from pathlib import Path
 
 from kit.atomic import atomic_dir
+from kit.diskspace import disk_space
 from kit.lora_merge import merge_lora_shards
 
 _PREQUANTIZED_SUFFIXES = ("-unsloth-bnb-4bit", "-bnb-4bit")
 
 
 def save_adapter(model, tokenizer, out: Path) -> Path:
-    with atomic_dir(out) as tmp:
+    with disk_space("the LoRA adapter", out), atomic_dir(out) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
     return out
@@ -30,7 +31,8 @@ def save_full_model(model, tokenizer, base_name: str, out: Path, dtype: str) -> 
     base's SentencePiece file, which transformers does not re-save and GGUF conversion reads)."""
     import torch
 
-    with atomic_dir(out) as tmp:
+    needed = sum(p.numel() for p in model.parameters()) * getattr(torch, dtype).itemsize
+    with disk_space("the fully fine-tuned model", out, needed), atomic_dir(out) as tmp:
         model.to(getattr(torch, dtype)).save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         sentencepiece = Path(base_name) / "tokenizer.model"
@@ -50,7 +52,8 @@ def base_16bit_name(name: str) -> str:
 def save_merged(adapter_dir: Path, base_name: str, out: Path, dtype: str) -> Path:
     """Write the adapter merged into 16-bit base weights to `out` (safetensors + tokenizer + chat template)."""
     base_dir = local_base_weights(base_16bit_name(base_name))
-    with atomic_dir(out) as tmp:
+    needed = sum(f.stat().st_size for f in base_dir.glob("*.safetensors"))  # 16-bit in, 16-bit out
+    with disk_space("the merged model", out, needed), atomic_dir(out) as tmp:  # atomic_dir cleans up first
         merge_lora_shards(Path(adapter_dir), base_dir, tmp, dtype)
     return out
 

@@ -25,4 +25,18 @@ def resolve_model_name(name: str) -> str:
         return str(tiny_model_path(spec))
     if name.startswith(("./", "../", "/", "~")) and not Path(name).expanduser().exists():
         raise KitError(f"model path {name} does not exist; give a local model folder or a hub id")
-    return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
+    path = Path(name).expanduser()
+    return str(require_model_folder(path)) if path.exists() else name
+
+
+def require_model_folder(path: Path) -> Path:
+    """A local model must be a folder with config.json; transformers' own error for an empty one blames
+    a missing `model_type` key, and only after the run has begun writing."""
+    if not path.is_dir():
+        raise KitError(f"model path {path} is a file; give the model's folder (the one holding config.json)")
+    if not (path / "config.json").is_file():
+        held = sorted(p.name for p in path.iterdir())
+        what = f"holds only {', '.join(held[:5])}" if held else "is empty"
+        raise KitError(f"model folder {path} {what}, no config.json; give a folder written by save_pretrained "
+                       "(e.g. OUT/merged of a run) or a hub id")
+    return path

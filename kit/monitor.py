@@ -82,6 +82,10 @@ class HealthMonitor:
             ratio = last[-1]["completions/clipped_ratio"]
             yield "clipped", (f"{ratio:.0%} of completions hit max_completion_length: they are cut off before they "
                               "finish; raise grpo.max_completion_length.")
+        for name, fraction in _not_finite_rewards(logs):
+            yield f"not_finite:{name}", (f"reward {name} returned NaN or inf for {fraction:.0%} of completions: TRL "
+                                         "counts those as 'does not apply', so they teach nothing. Fix the reward: "
+                                         "return a number, or None where it does not apply.")
         for name in _reward_names(logs):
             means = [m.get(f"rewards/{name}/mean") for m in last]
             stds = [m.get(f"rewards/{name}/std") for m in last]
@@ -99,6 +103,12 @@ def _mean(values) -> float:
 
 def _reward_names(logs: dict) -> list[str]:
     return [key[len("rewards/"):-len("/mean")] for key in logs if key.startswith("rewards/") and key.endswith("/mean")]
+
+
+def _not_finite_rewards(logs: dict) -> list[tuple[str, float]]:
+    """rewards/<name>/not_finite, logged by kit.rewards.guard only for a batch where a reward gave NaN or inf."""
+    return [(key[len("rewards/"):-len("/not_finite")], value) for key, value in logs.items()
+            if key.startswith("rewards/") and key.endswith("/not_finite") and value]
 
 
 class HealthCallback(TrainerCallback):

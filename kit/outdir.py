@@ -7,11 +7,15 @@
 - A resumed run continues from the newest complete checkpoint, skipping (and removing) newer ones cut
   short; it is refused, with where its outputs are, when the run has already finished.
 - Either way, folders a killed process left half-written (`.merged.partial-*`, `.export.partial-*`) go.
+- Before all that, `require_writable_folder` refuses a file in OUT's place or a folder this process
+  cannot write to: otherwise that fails only when the run first writes, after the model has loaded.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from kit.atomic import PARTIAL, remove_partials
@@ -90,3 +94,25 @@ def resume_checkpoint(cfg: RunConfig, out: Path) -> Path:
 
 def finished_outputs(out: Path) -> list[str]:
     return [str(out / name) for name in ("merged", "adapter", "gguf", "report.md") if (out / name).exists()]
+
+
+def require_writable_folder(out: Path) -> None:
+    """OUT must be a folder (or not exist yet) in a place where this process can create files."""
+    if out.exists() and not out.is_dir():
+        raise KitError(f"output folder {out} is a file; choose another OUT (a folder path)")
+    base = nearest_existing(out)
+    if not base.is_dir():
+        raise KitError(f"output folder {out} cannot be made: {base} is a file; choose another OUT")
+    try:  # a real probe: permissions, read-only mounts and quotas all show here, as root too
+        os.rmdir(tempfile.mkdtemp(prefix=".kit-probe-", dir=base))
+    except OSError as err:
+        raise KitError(f"output folder {out} cannot be written: creating a folder in {base} failed "
+                       f"({err.strerror}); choose an OUT in a folder you can write to") from None
+
+
+def nearest_existing(path: Path) -> Path:
+    """`path` itself if it exists, else its closest existing parent (where OUT would be created)."""
+    path = Path(os.path.abspath(path))
+    while not path.exists():
+        path = path.parent
+    return path

@@ -26,6 +26,7 @@ import inspect
 import pkgutil
 import sys
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -136,13 +137,16 @@ def _import_recipe_module(spec: str) -> ModuleType:
         loader_spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(loader_spec)
         sys.modules[module_name] = module
-        loader_spec.loader.exec_module(module)
+        with _syntax_errors_named(spec):
+            loader_spec.loader.exec_module(module)
         return module
     if "." not in spec and spec in known_recipes():
-        return importlib.import_module(f"recipes.{spec}")
+        with _syntax_errors_named(spec):
+            return importlib.import_module(f"recipes.{spec}")
     if "." in spec:
         try:
-            return importlib.import_module(spec)
+            with _syntax_errors_named(spec):
+                return importlib.import_module(spec)
         except ModuleNotFoundError as err:
             if err.name and spec.startswith(err.name):
                 raise KitError(f"cannot import recipe module '{spec}' ({err})") from None
@@ -151,6 +155,16 @@ def _import_recipe_module(spec: str) -> ModuleType:
         f"unknown recipe '{spec}'; choose from: {', '.join(known_recipes())} "
         "(or give a dotted module path, or a path to a .py file)"
     )
+
+
+@contextmanager
+def _syntax_errors_named(spec: str):
+    """A recipe (or a module it imports) that does not parse: its file, line and Python's complaint."""
+    try:
+        yield
+    except SyntaxError as err:
+        raise KitError(f"recipe '{spec}': syntax error in {err.filename}, line {err.lineno}: {err.msg}; "
+                       "fix that line (python -m py_compile FILE shows the same)") from None
 
 
 def recipe_from_module(module: ModuleType, spec: str) -> Recipe:

@@ -15,7 +15,8 @@ def write_report(out: Path, timings: dict[str, float], eval_table: str | None) -
     out = Path(out)
     sections = [f"# Run report: {out.name}", "", "## Timings", ""]
     sections += [f"- {name}: {seconds:.1f} s" for name, seconds in timings.items()]
-    sections += ["", "## Held-out evaluation", "", f"```\n{eval_table}\n```" if eval_table else "not run (eval.n = 0)"]
+    sections += ["", "## Held-out evaluation", "", f"```\n{eval_table}\n```" if eval_table else
+                 f"not run: {eval_not_run_reason(out)}"]
     sections += process_lines(out)
     sections += ["", "## Health diagnostics", ""] + diagnostics_lines(out)
     sections += ["", "## Plots", ""] + [f"![{p.stem}](plots/{p.name})" for p in sorted((out / "plots").glob("*.png"))]
@@ -24,6 +25,24 @@ def write_report(out: Path, timings: dict[str, float], eval_table: str | None) -
     path = out / "report.md"
     path.write_text("\n".join(sections))
     return path
+
+
+def eval_not_run_reason(out: Path) -> str:
+    """The reason from the run's own settings (run.yaml), as the run printed it when it began."""
+    import yaml
+
+    from kit.data import eval_skip_reason
+    from kit.launch import SHARDED
+
+    run = yaml.safe_load((out / "run.yaml").read_text())
+    data, evaluation, launch = run.get("data", {}), run.get("eval", {}), run.get("launch", {})
+    reason = eval_skip_reason(data.get("path"), evaluation.get("n", 0), evaluation.get("path"))
+    if reason:
+        return reason
+    if launch.get("num_processes", 1) > 1 and launch.get("launcher") in SHARDED:
+        return (f"with launch.launcher={launch['launcher']} no single process holds the whole model; "
+                "score OUT/merged with python -m kit eval")
+    return "no held-out rows were scored"
 
 
 def process_lines(out: Path) -> list[str]:

@@ -30,15 +30,17 @@ import yaml
 
 from kit import loader  # imports Unsloth, which must patch TRL before TRL is used
 from kit.checkpoints import step_of, trained_to_plan
-from kit.config import SMOKE, RunConfig
+from kit.config import SAMPLE_DATA, SMOKE, RunConfig
 from kit.data import drop_long_prompts, load_eval_rows, load_rows
 from kit.env import package_versions
 from kit.errors import KitError
 from kit.launch import SHARDED, ranks
 from kit.model_names import TINY_PREFIX
-from kit.outdir import claim_output
+from kit.outdir import claim_output, require_writable_folder
 from kit.recipe import Recipe, RewardBundle
 from kit.rewards.code import prepare_code_rewards
+from kit.rewards.guard import CheckedReward
+from kit.rewards.guard import check_before_training as check_rewards_before_training
 from kit.run_lock import hold_run_lock
 
 # Keys the kit sets itself; grpo.extra may not override them.
@@ -80,7 +82,10 @@ def output_path(cfg: RunConfig, recipe: Recipe) -> Path:
     if ranks.in_worker() and not cfg.output_dir:  # each rank would pick its own timestamped default
         raise KitError("a multi-process run needs --out: start it with kit train --num-processes N, "
                        "or pass --out to every process")
-    return Path(cfg.output_dir) if cfg.output_dir else default_output_dir(recipe.name)
+    out = Path(cfg.output_dir) if cfg.output_dir else default_output_dir(recipe.name)
+    if ranks.is_main():  # a file in OUT's place or a folder it cannot write to: refused before loading
+        require_writable_folder(out)
+    return out
 
 
 def write_run_file(out: Path, cfg: RunConfig) -> None:
@@ -144,6 +149,7 @@ def prepare_run(cfg: RunConfig, recipe: Recipe) -> PreparedRun:
     rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
     rows = load_rows(recipe, cfg.data, rewards)
     sandbox = prepare_code_rewards(cfg.code_isolation, rewards.funcs, rows)
+    check_rewards_before_training(rewards.funcs, rows)
     held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
     out = output_path(cfg, recipe)
     stage_args = build_stage_args(cfg, recipe, rows, rewards, out)
@@ -241,9 +247,11 @@ def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, da
 
     GRPO's first steps also record the GPU's real peak memory next to the plan's estimate in run.yaml.
     """
+    from kit.diskspace import guard_checkpoints
     from kit.interrupt import GracefulStop, latest_checkpoint, stop_on_signals
 
-    with stop_on_signals(GracefulStop()) as stopper:
+    # a full disk while saving a checkpoint: one line, and no incomplete checkpoint left for --resume to pick
+    with stop_on_signals(GracefulStop()) as stopper, guard_checkpoints(out / "checkpoints", model):
         if stage == "sft":
             from kit.sft import run_sft
 
@@ -374,7 +382,7 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
                            dataset, read)
     health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window), out / "diagnostics.jsonl")
     callbacks = [MetricsFile(out / "metrics.jsonl"), health] + ([samples] if cfg.monitor.samples else [])
-    funcs = rewards.funcs
+    funcs = [CheckedReward(fn) for fn in rewards.funcs]  # a broken reward stops the run with one line
     if ranks.in_worker():  # every rank counts what it did; rank 0 writes it all to distributed.json
         from kit.launch.report import CountedReward, RankReport
 
@@ -432,7 +440,8 @@ def announce(cfg: RunConfig, recipe: Recipe, out: Path) -> None:
           f"completions per step, max_steps {g.max_steps}")
     if cfg.profile == SMOKE:
         model = "a tiny model built on the spot" if cfg.model.name.startswith(TINY_PREFIX) else cfg.model.name
-        print(f"run: SMOKE PROFILE: {model} and the recipe's sample data, a few steps. "
+        data = "the recipe's sample data" if cfg.data.path == SAMPLE_DATA else f"data from {cfg.data.path or 'the hub'}"
+        print(f"run: SMOKE PROFILE: {model} and {data}, a few steps. "
               "It checks that the pipeline runs; it does not train a useful model. "
               f"For a real run on a GPU: make train RECIPE={recipe.name} PROFILE=full")
 

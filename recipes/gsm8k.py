@@ -3,8 +3,9 @@
     make train RECIPE=gsm8k                       # hub dataset openai/gsm8k (config "main")
     make train RECIPE=gsm8k DATA=my_problems.jsonl  # local file with `question` and `answer` columns
 
-The gold answer is the text after '####' in GSM8K's solution (or the whole `answer` cell when it has
-no '####'), with commas and '$' removed.
+The gold answer is the number after '####' in GSM8K's solution (or the whole `answer` cell when it is
+just a number, such as '$72'), with commas and '$' removed. A row with neither is refused: training on
+its text as the gold answer would reward nothing the model could write.
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ DEFAULTS = {
 def prepare(split: str, source: str | None):
     """GSM8K rows -> `prompt` (system + question as chat messages) and `answer` (gold number)."""
     table = load_table(source, HUB_ID, split, HUB_CONFIG)
-    require_columns(table, ["question", "answer"], f"data {source or HUB_ID}")
-    _check_rows(table)
+    where = f"data {source or HUB_ID}"
+    require_columns(table, ["question", "answer"], where)
+    _check_rows(table, where)
     return table.map(
         lambda row: {"prompt": to_prompt(row["question"]), "answer": gold_answer(row["answer"]),
                      "reasoning": worked_steps(row["answer"])},
@@ -99,18 +101,24 @@ def to_prompt(question: str) -> list[dict]:
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": question}]
 
 
-def gold_answer(solution) -> str:
-    """'...#### 1,234' -> '1234'; a bare number cell ('$72') is its own answer."""
+_BARE_NUMBER = re.compile(r"[$\s]*[-\u2212]?[$\s]*[\d,]*\.?\d+\s*")  # '$72', ' 1,234 ', '-3.5'
+
+
+def gold_answer(solution) -> str | None:
+    """'...#### 1,234' -> '1234'; a cell holding just a number ('$72') is its own answer; otherwise None."""
     text = str(solution)
-    return extract_hash_answer(text) if "####" in text else (canonical_number(text) or text.strip())
+    if "####" in text:
+        return extract_hash_answer(text)
+    return canonical_number(text) if _BARE_NUMBER.fullmatch(text) else None
 
 
-def _check_rows(table) -> None:
+def _check_rows(table, where: str) -> None:
     for index, (question, solution) in enumerate(zip(table["question"], table["answer"])):
         if not isinstance(question, str) or not question.strip():
-            raise KitError(f"row {index}: 'question' is empty; every row needs a question")
+            raise KitError(f"{where}, row {index}: 'question' is empty; every row needs a question")
         if solution is None or not gold_answer(solution):
-            raise KitError(f"row {index}: 'answer' has no final answer; end it with '#### <number>'")
+            raise KitError(f"{where}, row {index}: 'answer' has no final answer (got {str(solution)[:60]!r}); "
+                           "end it with '#### <number>', e.g. '... so she has 72. #### 72'")
 
 
 # --- sample data: GSM8K-format problems written by the kit, so smoke runs and tests work offline ---

@@ -24,6 +24,9 @@ def test_fast_inference_without_vllm_says_so(monkeypatch, capsys):
 def test_model_names_resolve(tiny_model, tmp_path):
     assert loader.resolve_model_name(TINY_MODEL) == str(tiny_model)
     assert loader.resolve_model_name("unsloth/Qwen2.5-1.5B-Instruct") == "unsloth/Qwen2.5-1.5B-Instruct"
+    with pytest.raises(KitError, match=f"model folder {tmp_path} is empty, no config.json"):
+        loader.resolve_model_name(str(tmp_path))  # transformers would blame a missing `model_type` key
+    (tmp_path / "config.json").write_text("{}")
     assert loader.resolve_model_name(str(tmp_path)) == str(tmp_path)
     with pytest.raises(KitError, match="model path ./no/such/model does not exist"):
         loader.resolve_model_name("./no/such/model")

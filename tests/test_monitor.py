@@ -78,3 +78,13 @@ def test_every_rank_stops_on_a_diverged_loss_but_only_rank_zero_writes(tmp_path,
     callback.on_log(None, state, control, logs={**healthy(1), "loss": math.nan})
     assert control.should_training_stop and control.should_save  # ranks stopping apart would hang the others
     assert path.exists() == rank_zero
+
+
+def test_a_reward_giving_nan_is_warned_about_by_name():
+    # kit.rewards.guard logs rewards/<name>/not_finite only for a batch where the reward gave NaN or inf
+    stream = [healthy(s) for s in range(6)]
+    stream[3] = {**stream[3], "rewards/correct/not_finite": 0.25}
+    assert run(stream) == [("not_finite:correct", 4)]
+    monitor = HealthMonitor(beta=0.04)
+    message = [d.message for d in monitor.observe(1, {**healthy(1), "rewards/correct/not_finite": 0.25})][0]
+    assert message.startswith("reward correct returned NaN or inf for 25% of completions")

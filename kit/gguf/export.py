@@ -4,7 +4,8 @@
 
 Writes OUT/gguf/<name>.<QUANT>.gguf, OUT/gguf/Modelfile and OUT/gguf/verification.json, where OUT is
 the run folder holding `merged/`. Files are made in a hidden staging folder and moved in only when
-all of them were written; a failed conversion leaves nothing behind.
+all of them were written; a failed conversion leaves nothing behind. A GGUF already there is kept
+(the export stops before any work) unless `--overwrite` is given.
 """
 
 from __future__ import annotations
@@ -41,13 +42,15 @@ def default_name(model_dir: Path) -> str:
 
 
 def export_gguf(model_dir: Path, quant_names: list[str], out_dir: Path | None = None, name: str | None = None,
-                check: bool = True) -> ExportResult:
+                check: bool = True, overwrite: bool = False) -> ExportResult:
     model_dir = Path(model_dir)
     wanted = list(dict.fromkeys(quants.normalize(q) for q in quant_names))  # validated before any work
     if not (model_dir / "config.json").is_file():
         raise KitError(f"{model_dir} is not a model folder (no config.json); pass OUT/merged from a training run")
     out_dir = Path(out_dir) if out_dir else default_out_dir(model_dir)
     name = name or default_name(model_dir)
+    if not overwrite:
+        refuse_existing([out_dir / quants.file_name(name, q) for q in wanted])
     out_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".export{PARTIAL}", dir=out_dir))  # a run's next start sweeps it
     try:
@@ -58,6 +61,14 @@ def export_gguf(model_dir: Path, quant_names: list[str], out_dir: Path | None = 
     modelfile = write_modelfile(model_dir, files[0], out_dir)
     verifications = verify_files(model_dir, files, wanted, out_dir) if check else []
     return ExportResult(files, modelfile, verifications)
+
+
+def refuse_existing(paths: list[Path]) -> None:
+    """A GGUF someone may already have loaded into Ollama is replaced only when asked, before any work."""
+    existing = [p for p in paths if p.exists()]
+    if existing:
+        raise KitError(f"{existing[0]} already exists; pass --overwrite to replace it, or choose another "
+                       "--out or --name")
 
 
 def make_files(model_dir: Path, wanted: list[str], staging: Path, name: str) -> list[Path]:

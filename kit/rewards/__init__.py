@@ -10,6 +10,7 @@ row"; TRL leaves it out of the mean. Parameterised rewards are factories that re
     style        reasoning_connectors, citations, repetition_penalty()
     code         syntax_valid, passes_tests()     (sandboxed: kit/sandbox/)
     scaling      AdaptiveWeight(fn)             presets: kit/rewards/presets.py
+    contract     row_optional(fn): may return None for a whole batch (kit/rewards/guard.py checks the rest)
 """
 
 from kit.rewards.adaptive import AdaptiveWeight
@@ -19,6 +20,7 @@ from kit.rewards.correctness import (
     answer_correct, exact_match, fuzzy_match, integer_answer, math_equivalent, numeric_closeness, numeric_match,
 )
 from kit.rewards.format import code_block, json_format, soft_xml_format, strict_xml_format, tag_format, xml_tag_count
+from kit.rewards.guard import row_optional
 from kit.rewards.length import ideal_length, max_length_penalty, min_length
 from kit.rewards.style import citations, reasoning_connectors, repetition_penalty
 from kit.rewards.text import completion_text
@@ -27,6 +29,6 @@ __all__ = [
     "AdaptiveWeight", "answer_correct", "canonical_number", "citations", "code_block", "completion_text",
     "exact_match", "extract_boxed", "extract_hash_answer", "extract_tag", "final_answer", "fuzzy_match",
     "ideal_length", "integer_answer", "json_format", "math_equivalent", "max_length_penalty", "min_length",
-    "numeric_closeness", "numeric_match", "parse_number", "reasoning_connectors", "repetition_penalty", "soft_xml_format",
-    "strict_xml_format", "syntax_valid", "passes_tests", "tag_format", "xml_tag_count",
+    "numeric_closeness", "numeric_match", "parse_number", "reasoning_connectors", "repetition_penalty",
+    "row_optional", "soft_xml_format", "strict_xml_format", "syntax_valid", "passes_tests", "tag_format", "xml_tag_count",
 ]

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kit.errors import KitError
 from kit.rewards.format import fenced_code
+from kit.rewards.guard import row_optional
 from kit.rewards.text import completion_text
 from kit.sandbox import describe_active_level, run_program, run_python, split_test
 from kit.sandbox.isolation import ENV_VAR
@@ -104,7 +105,7 @@ def passes_tests(timeout: float = 5.0, memory_mb: int = 512, workers: int | None
             return list(pool.map(score, jobs))
 
     code_tests.runs_model_code = True  # the runner checks the sandbox before training (prepare_code_rewards)
-    return code_tests
+    return row_optional(code_tests)  # a batch of rows without tests is normal in a mixed dataset
 
 
 def prepare_code_rewards(isolation: str, reward_funcs, rows) -> str | None:
@@ -112,10 +113,15 @@ def prepare_code_rewards(isolation: str, reward_funcs, rows) -> str | None:
 
     Returns the isolation level's description for the run's console, or None without such rewards.
     """
-    if not any(getattr(fn, "runs_model_code", False) for fn in reward_funcs):
+    if not any(runs_model_code(fn) for fn in reward_funcs):
         return None
     os.environ[ENV_VAR] = isolation  # read by the sandbox in this process and in launched ranks
     description = describe_active_level()
     for index, row in enumerate(rows):
         check_tests(row.get("tests"), index)
     return description
+
+
+def runs_model_code(fn) -> bool:
+    inner = getattr(fn, "fn", None)  # AdaptiveWeight and CheckedReward keep the function they wrap as .fn
+    return getattr(fn, "runs_model_code", False) or (inner is not None and runs_model_code(inner))
