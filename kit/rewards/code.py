@@ -18,7 +18,8 @@ from kit.errors import KitError
 from kit.rewards.format import fenced_code
 from kit.rewards.guard import row_optional
 from kit.rewards.text import completion_text
-from kit.sandbox import describe_active_level, run_program, run_python, split_test
+from kit.sandbox import describe_active_level, run_program, split_test
+from kit.sandbox.execute import judge_runs, run_probes
 from kit.sandbox.isolation import ENV_VAR
 
 
@@ -80,14 +81,14 @@ def same_output(produced: str, expected: str) -> bool:
     return lines(produced) == lines(str(expected))
 
 
-def score_completion(code: str, tests: list, timeout: float, memory_mb: int) -> float:
-    asserts = [t for t in tests if not is_io_test(t)]
-    passed = run_python(code, asserts, timeout=timeout, memory_mb=memory_mb).passed if asserts else 0
+def io_passed(code: str, tests: list, timeout: float, memory_mb: int) -> int:
+    """How many stdin/stdout tests the code passes, its output compared here."""
+    passed = 0
     for test in filter(is_io_test, tests):
         outcome = run_program(code, str(test["input"]), timeout=timeout, memory_mb=memory_mb)
         good = not (outcome.timed_out or outcome.truncated) and outcome.returncode == 0
         passed += good and same_output(outcome.stdout.decode(errors="replace"), test["output"])
-    return passed / len(tests)
+    return passed
 
 
 def passes_tests(timeout: float = 5.0, memory_mb: int = 512, workers: int | None = None):
@@ -96,13 +97,20 @@ def passes_tests(timeout: float = 5.0, memory_mb: int = 512, workers: int | None
 
     def code_tests(completions, tests, **kwargs) -> list[float | None]:
         jobs = [(extract_code(completion_text(c)), row_tests(t)) for c, t in zip(completions, tests)]
+        jobs = [(code, cases) for code, cases in jobs if cases is not None]
 
-        def score(job):
+        def run(job):
             code, cases = job
-            return None if cases is None else score_completion(code, cases, timeout, memory_mb)
+            asserts = [t for t in cases if not is_io_test(t)]
+            probe_run = run_probes(code, asserts, timeout, memory_mb) if asserts else None
+            return probe_run, io_passed(code, cases, timeout, memory_mb)
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(score, jobs))
+            runs = list(pool.map(run, jobs))
+        verdicts = iter(judge_runs([r for r, _ in runs if r is not None]))  # one judge for the whole batch
+        passed = [(next(verdicts).passed if r is not None else 0) + io for r, io in runs]
+        scores = iter([p / len(cases) for p, (_, cases) in zip(passed, jobs)])
+        return [None if row_tests(t) is None else next(scores) for t in tests]
 
     code_tests.runs_model_code = True  # the runner checks the sandbox before training (prepare_code_rewards)
     return row_optional(code_tests)  # a batch of rows without tests is normal in a mixed dataset

@@ -49,18 +49,60 @@ class SandboxResult:
         return self.passed / self.total if self.total else float(self.error is None)
 
 
+@dataclass
+class ProbeRun:
+    """One sandboxed run's answers, not yet judged."""
+    splits: list
+    lines: list[str]
+    error: str | None
+    timed_out: bool
+
+
 def run_python(code: str, tests=(), timeout: float = 5.0, memory_mb: int = 512, level: str | None = None
                ) -> SandboxResult:
     """Run `code`, then check each assert-style test against it; raises UnsupportedTest for a test it cannot split."""
+    return judge_runs([run_probes(code, tests, timeout, memory_mb, level)])[0]
+
+
+def run_probes(code: str, tests=(), timeout: float = 5.0, memory_mb: int = 512, level: str | None = None
+               ) -> ProbeRun:
+    """Run `code` in the sandbox and collect the values of the tests' probes; judge_runs decides pass or fail."""
     splits = [split_test(t) for t in tests]
     probes = [p for s in splits for p in s.probes]
     request = {"mode": "probes", "code": code, "probes": probes, "memory_mb": memory_mb,
                "cpu_seconds": max(1, int(timeout) + 1)}
     outcome = run_request(request, timeout, level)
     lines = outcome.stdout.decode(errors="replace").splitlines()[:len(probes)]
-    verdict = judge(splits, lines)
-    return SandboxResult(run_error(outcome, len(lines), len(probes)) or verdict["error"], sum(verdict["passed"]),
-                         len(splits), outcome.timed_out)
+    return ProbeRun(splits, lines, run_error(outcome, len(lines), len(probes)), outcome.timed_out)
+
+
+def judge_runs(runs: list[ProbeRun]) -> list[SandboxResult]:
+    """Verdicts from one judge process for the whole batch; if it gives up, each run is judged alone, so one
+    pathological run fails only itself."""
+    if not runs:
+        return []
+    verdicts = call_judge(runs) or [(call_judge([run]) or [gave_up(run)])[0] for run in runs]
+    return [SandboxResult(run.error or verdict["error"], sum(verdict["passed"]), len(run.splits), run.timed_out)
+            for run, verdict in zip(runs, verdicts)]
+
+
+def gave_up(run: ProbeRun) -> dict:
+    return {"passed": [False] * len(run.splits), "error": "its results could not be checked (the judge gave up)"}
+
+
+def call_judge(runs: list[ProbeRun]) -> list[dict] | None:
+    """The judge process's verdicts (kit/sandbox/judge.py), or None when it failed or was stopped."""
+    request = [{"checks": [s.check for s in run.splits], "probe_counts": [len(s.probes) for s in run.splits],
+                "lines": run.lines} for run in runs]
+    try:
+        done = subprocess.run([python_executable(), "-I", "-S", str(JUDGE)], input=json.dumps(request).encode(),
+                              capture_output=True, timeout=JUDGE_SECONDS, check=False, env=ENVIRONMENT)
+        verdicts = json.loads(done.stdout)
+    except (subprocess.TimeoutExpired, ValueError):
+        return None
+    fits = isinstance(verdicts, list) and len(verdicts) == len(runs) and all(
+        len(v["passed"]) == len(run.splits) for v, run in zip(verdicts, runs))
+    return verdicts if fits else None
 
 
 def run_program(code: str, stdin: str = "", timeout: float = 5.0, memory_mb: int = 512, level: str | None = None
@@ -78,20 +120,6 @@ def run_error(outcome: Outcome, answered: int, asked: int) -> str | None:
     if answered < asked:
         return f"the process died (exit code {outcome.returncode})"
     return None
-
-
-def judge(splits: list, lines: list[str]) -> dict:
-    """The judge process's verdicts (kit/sandbox/judge.py); if it fails, every test fails."""
-    request = {"checks": [s.check for s in splits], "probe_counts": [len(s.probes) for s in splits], "lines": lines}
-    try:
-        done = subprocess.run([python_executable(), "-I", "-S", str(JUDGE)], input=json.dumps(request).encode(),
-                              capture_output=True, timeout=JUDGE_SECONDS, check=False, env=ENVIRONMENT)
-        verdict = json.loads(done.stdout)
-        if len(verdict["passed"]) == len(splits):
-            return verdict
-    except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError):
-        pass
-    return {"passed": [False] * len(splits), "error": "its results could not be checked (the judge gave up)"}
 
 
 def run_request(request: dict, timeout: float, level: str | None = None) -> Outcome:

@@ -3,7 +3,8 @@
 The trainer never touches what the model's code returned: decoding a set of ten thousand numbers
 with one hash, or `'%100000000d' % 2` in a check, would stall or bloat it. So a fresh
 `python -I -S judge.py` (trusted code, untrusted data) reads the run's result lines and the checks
-from stdin, under a CPU and memory limit, and writes {"passed": [bool per test], "error": str | None}.
+from stdin, under a CPU and memory limit, and writes for each run {"passed": [bool per test], "error":
+str | None}. One judge serves a whole batch of runs; when it fails, the kit judges them one by one.
 Any failure of this process fails the tests; it can never pass one.
 Stdlib only: kit/sandbox/verdict.py imports the names the checks may use from here.
 """
@@ -78,7 +79,7 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_MB * 2**20, MEMORY_MB * 2**20))
     sys.setrecursionlimit(200)  # deep nesting fails fast instead of exhausting the C stack
-    sys.stdout.write(json.dumps(judge(json.loads(sys.stdin.read()))))
+    sys.stdout.write(json.dumps([judge(item) for item in json.loads(sys.stdin.read())]))  # one item per run
 
 
 if __name__ == "__main__":

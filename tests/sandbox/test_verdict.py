@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kit.sandbox.execute import judge
+from kit.sandbox.execute import ProbeRun, judge_runs
 from kit.sandbox.judge import decode
 from kit.sandbox.verdict import UnsupportedTest, split_test
 
@@ -48,12 +48,16 @@ def lines(*values) -> list[str]:
     return [json.dumps(v) for v in values]
 
 
+def judged(tests: list[str], answers: list[str]):
+    return judge_runs([ProbeRun([split_test(t) for t in tests], answers, None, False)])[0]
+
+
 def test_the_judge_compares_plain_values():
-    split = split_test("assert pair(1) == (1, 2)")
-    assert judge([split], lines({"value": {"type": "tuple", "items": [1, 2]}}))["passed"] == [True]
-    assert judge([split], lines({"value": [1, 2]}))["passed"] == [False]  # a list is not the tuple expected
-    failed = judge([split], lines({"error": "ZeroDivisionError: division by zero"}))
-    assert failed == {"passed": [False], "error": "ZeroDivisionError: division by zero"}
+    test = ["assert pair(1) == (1, 2)"]
+    assert judged(test, lines({"value": {"type": "tuple", "items": [1, 2]}})).passed == 1
+    assert judged(test, lines({"value": [1, 2]})).passed == 0  # a list is not the tuple the test expects
+    failed = judged(test, lines({"error": "ZeroDivisionError: division by zero"}))
+    assert (failed.passed, failed.error) == (0, "ZeroDivisionError: division by zero")
 
 
 def test_values_come_back_with_their_types():
@@ -63,15 +67,21 @@ def test_values_come_back_with_their_types():
 
 
 def test_unreadable_or_missing_results_fail_and_never_pass():
-    splits = [split_test("assert f(1) == 5"), split_test("assert f(2) == 5"), split_test("assert f(3) == 5")]
-    verdict = judge(splits, ['{"value": 5}', "not json"])
-    assert verdict["passed"] == [True, False, False] and "unreadable" in verdict["error"]
+    result = judged(["assert f(1) == 5", "assert f(2) == 5", "assert f(3) == 5"], ['{"value": 5}', "not json"])
+    assert result.passed == 1 and "unreadable" in result.error
 
 
 def test_a_check_that_would_stall_or_bloat_the_trainer_ends_in_the_judge():
     """Colliding hashes in a set (quadratic) and a check that builds gigabytes: the judge's limits end both."""
     colliding = {"type": "set", "items": [k * (2**61 - 1) for k in range(1, 60000)]}
-    assert judge([split_test("assert f(1) == {0}")], lines({"value": colliding})) == {
-        "passed": [False], "error": "its results could not be checked (the judge gave up)"}
-    verdict = judge([split_test("assert f(1) % 2 == 1")], lines({"value": "%2000000000d"}))
-    assert verdict["passed"] == [False]
+    stalled = judged(["assert f(1) == {0}"], lines({"value": colliding}))
+    assert (stalled.passed, stalled.error) == (0, "its results could not be checked (the judge gave up)")
+    assert judged(["assert f(1) % 2 == 1"], lines({"value": "%2000000000d"})).passed == 0
+
+
+def test_one_pathological_run_fails_only_itself_in_a_batch():
+    colliding = {"type": "set", "items": [k * (2**61 - 1) for k in range(1, 60000)]}
+    runs = [ProbeRun([split_test("assert f(1) == 5")], lines({"value": 5}), None, False),
+            ProbeRun([split_test("assert f(1) == {0}")], lines({"value": colliding}), None, False),
+            ProbeRun([split_test("assert f(1) == 7")], lines({"value": 7}), None, False)]
+    assert [r.passed for r in judge_runs(runs)] == [1, 0, 1]
