@@ -70,7 +70,8 @@ def command(level: str, scratch: Path) -> list[str]:
 
 def bubblewrap_command() -> list[str]:
     argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--uid", "65534", "--gid", "65534"]
+            "--uid", "65534", "--gid", "65534",
+            "--size", str(TMP_MB * 2**20), "--tmpfs", "/tmp"]  # first: binds below /tmp must land on it
     for path in read_only_paths():
         if os.path.islink(path):
             argv += ["--symlink", os.readlink(path), path]
@@ -78,7 +79,7 @@ def bubblewrap_command() -> list[str]:
             argv += ["--ro-bind", path, path]
     for device in DEVICES:  # not bwrap's --dev, whose /dev (and /dev/shm) is a writable tmpfs the size of RAM
         argv += ["--dev-bind", device, device]
-    argv += ["--size", str(TMP_MB * 2**20), "--tmpfs", "/tmp", "--remount-ro", "/", "--chdir", "/tmp"]
+    argv += ["--remount-ro", "/", "--chdir", "/tmp"]
     return argv + harness_command()
 
 

@@ -61,6 +61,9 @@ def bind_read_only(source: str, root: str) -> None:
 def build_root(root: str, request: dict) -> None:
     mount("none", "/", None, MS_REC | MS_PRIVATE)  # nothing we mount leaks back to the host
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
+    # /tmp first: a bind below it (a checkout in /tmp) must land on this tmpfs, not be hidden by it
+    os.makedirs(f"{root}/tmp")
+    mount("tmpfs", f"{root}/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={request['tmp_mb']}m,mode=1777")
     for path in request["read_only"]:
         if os.path.lexists(path):
             bind_read_only(path, root)
@@ -69,8 +72,6 @@ def build_root(root: str, request: dict) -> None:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         open(target, "a").close()
         mount(f"/dev/{name}", target, None, MS_BIND)
-    os.makedirs(f"{root}/tmp")
-    mount("tmpfs", f"{root}/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={request['tmp_mb']}m,mode=1777")
     os.chdir(root)
     check(libc.syscall(SYS_PIVOT_ROOT[os.uname().machine], b".", b"."), "pivot_root")
     check(libc.umount2(b".", MNT_DETACH), "detach the old root")  # the host's file system is now gone
