@@ -745,7 +745,8 @@ def kit_config(model_dir: Path, s: Settings, machine: Machine) -> dict:
 
 def shared_spec(cfg, model_dir: Path) -> dict:
     """What the hand-written sides read: the same model, LoRA and GRPOConfig numbers as the kit's config."""
-    grpo = cfg.grpo.model_dump(exclude={"extra", "save_steps", "save_total_limit", "num_train_epochs"})
+    saving = {"save_steps", "save_minutes", "save_total_limit"}  # the check saves nothing
+    grpo = cfg.grpo.model_dump(exclude={"extra", "num_train_epochs", *saving})
     return {"model_dir": str(model_dir), "model": cfg.model.model_dump(mode="json"), "grpo": grpo,
             "lora": {"r": cfg.model.lora_rank, "lora_alpha": cfg.model.lora_alpha,
                      "target_modules": cfg.model.target_modules}}

@@ -159,8 +159,11 @@ FLAKY_RECIPE = COUNT_RECIPE + textwrap.dedent(
     """
     import os
 
+    from kit.rewards.text import completion_text
+
     def fails_when_asked(completions, **kwargs):
-        if os.environ.get("KIT_TEST_FAIL"):
+        # on the model's output, after the run has started (the kit's trial call before it sends empty text)
+        if os.environ.get("KIT_TEST_FAIL") and any(completion_text(c) for c in completions):
             raise RuntimeError("reward failed on purpose")
         return [0.0] * len(completions)
 

@@ -99,6 +99,7 @@ def test_one_failing_rank_stops_the_run_and_is_named(tmp_path):
     out = tmp_path / "run"
     result = kit_train(str(recipe), "--num-processes", "2", "--out", str(out), "eval.n=0")
     assert result.returncode != 0
-    assert "error: the run stopped: rank 1: RuntimeError: reward failed on purpose in rank 1" in result.stderr
+    stopped = "error: the run stopped: rank 1: reward 'fails_in_rank_1' raised RuntimeError: reward failed on purpose"
+    assert stopped in result.stderr
     assert not (out / "merged").exists() and not (out / "adapter").exists()
     assert not (out / "metrics.jsonl").exists() or not read_metrics(out / "metrics.jsonl")

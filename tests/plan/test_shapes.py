@@ -46,7 +46,7 @@ def test_a_model_that_cannot_be_found_gets_one_clear_message(monkeypatch, tmp_pa
 
 
 def test_a_folder_without_config_and_a_config_without_keys_are_refused(tmp_path):
-    with pytest.raises(KitError, match="has no config.json"):
+    with pytest.raises(KitError, match="no config.json"):
         read_shape(str(tmp_path))
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 64}))
     with pytest.raises(KitError, match="no 'num_attention_heads' key"):
