@@ -440,7 +440,8 @@ def announce(cfg: RunConfig, recipe: Recipe, out: Path) -> None:
           f"completions per step, max_steps {g.max_steps}")
     if cfg.profile == SMOKE:
         model = "a tiny model built on the spot" if cfg.model.name.startswith(TINY_PREFIX) else cfg.model.name
-        data = "the recipe's sample data" if cfg.data.path == SAMPLE_DATA else f"data from {cfg.data.path or 'the hub'}"
+        data = ("the recipe's sample data" if cfg.data.path == SAMPLE_DATA else
+                f"data from {cfg.data.path}" if cfg.data.path else "the recipe's own data (its prepare() with no file)")
         print(f"run: SMOKE PROFILE: {model} and {data}, a few steps. "
               "It checks that the pipeline runs; it does not train a useful model. "
               f"For a real run on a GPU: make train RECIPE={recipe.name} PROFILE=full")

@@ -192,7 +192,8 @@ def test_smoke_banner_names_a_data_file(capsys):
     from kit.runner import announce
 
     recipe = load_recipe("gsm8k")
-    for data, said in [("sample", "and the recipe's sample data"), ("my.jsonl", "and data from my.jsonl")]:
+    for data, said in [("sample", "and the recipe's sample data"), ("my.jsonl", "and data from my.jsonl"),
+                       (None, "and the recipe's own data (its prepare() with no file)")]:
         cfg = resolve_config(recipe.defaults, {}, {"profile": "smoke", "data": {"path": data}}, gpu=False)
         announce(cfg, recipe, Path("out"))
         assert said in capsys.readouterr().out
