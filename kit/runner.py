@@ -320,8 +320,10 @@ def drop_metrics_after(path: Path, step: int) -> None:
 
     if not path.exists():
         return
-    kept = [line for line in path.read_text().splitlines()
-            if line.strip() and not (json.loads(line).get("stage", "grpo") == "grpo" and json.loads(line)["step"] > step)]
+    def retrained(record: dict) -> bool:
+        return record.get("stage", "grpo") == "grpo" and record["step"] > step
+
+    kept = [line for line in path.read_text().splitlines() if line.strip() and not retrained(json.loads(line))]
     path.write_text("".join(line + "\n" for line in kept))
 
 
