@@ -16,6 +16,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
+from kit.checkpoints import STATE, all_checkpoints
 from kit.errors import KitError
 from kit.outdir import nearest_existing
 
@@ -74,7 +75,7 @@ def size_text(count: int) -> str:
 # --- checkpoints: the trainer writes checkpoint-N in place; trainer_state.json is the last file it writes ---
 
 def incomplete_checkpoints(folder: Path) -> list[Path]:
-    return [p for p in Path(folder).glob("checkpoint-*") if p.is_dir() and not (p / "trainer_state.json").exists()]
+    return [p for p in all_checkpoints(folder) if p.is_dir() and not (p / STATE).exists()]
 
 
 def remove_incomplete_checkpoints(folder: Path) -> None:
@@ -85,7 +86,7 @@ def remove_incomplete_checkpoints(folder: Path) -> None:
 
 def checkpoint_bytes(folder: Path, model) -> int:
     """The last complete checkpoint's size, else an estimate: trainable weights + Adam's two fp32 moments."""
-    complete = [p for p in Path(folder).glob("checkpoint-*") if (p / "trainer_state.json").exists()]
+    complete = [p for p in all_checkpoints(folder) if (p / STATE).exists()]
     if complete:
         return folder_bytes(max(complete, key=lambda p: p.stat().st_mtime))
     trainable = [p for p in model.parameters() if p.requires_grad]

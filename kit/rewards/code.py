@@ -96,8 +96,9 @@ def passes_tests(timeout: float = 5.0, memory_mb: int = 512, workers: int | None
     workers = workers or os.cpu_count() or 1
 
     def code_tests(completions, tests, **kwargs) -> list[float | None]:
-        jobs = [(extract_code(completion_text(c)), row_tests(t)) for c, t in zip(completions, tests)]
-        jobs = [(code, cases) for code, cases in jobs if cases is not None]
+        per_row = [row_tests(t) for t in tests]
+        jobs = [(extract_code(completion_text(c)), cases)
+                for c, cases in zip(completions, per_row) if cases is not None]
 
         def run(job):
             code, cases = job
@@ -110,7 +111,7 @@ def passes_tests(timeout: float = 5.0, memory_mb: int = 512, workers: int | None
         verdicts = iter(judge_runs([r for r, _ in runs if r is not None]))  # one judge for the whole batch
         passed = [(next(verdicts).passed if r is not None else 0) + io for r, io in runs]
         scores = iter([p / len(cases) for p, (_, cases) in zip(passed, jobs)])
-        return [None if row_tests(t) is None else next(scores) for t in tests]
+        return [None if cases is None else next(scores) for cases in per_row]
 
     code_tests.runs_model_code = True  # the runner checks the sandbox before training (prepare_code_rewards)
     return row_optional(code_tests)  # a batch of rows without tests is normal in a mixed dataset

@@ -2,8 +2,9 @@
 
 `run_python(code, tests)` counts the assert-style tests the code passes: the tests are split outside
 (kit/sandbox/verdict.py), only the calls into the code run inside, and what comes back (at most
-OUTPUT_LIMIT bytes) is decoded and checked by the judge (kit/sandbox/judge.py), never by the trainer. `run_program(code, stdin)` runs the code as a
-program and returns its stdout (capped), for tests that compare output. At the deadline the whole
+OUTPUT_LIMIT bytes) is decoded and checked by the judge (kit/sandbox/judge.py), never by the trainer.
+`run_program(code, stdin)` runs the code as a program and returns its stdout (capped), for tests that
+compare output. At the deadline the whole
 sandbox is killed: its processes die with the process the kit started (a PID namespace, or bwrap's
 --die-with-parent), and seccomp stops the code from leaving its process group or session.
 """

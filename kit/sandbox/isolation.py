@@ -63,7 +63,7 @@ def command(level: str, scratch: Path) -> list[str]:
     if level == "bubblewrap":
         return bubblewrap_command()
     if level == "namespaces":
-        request = {"root": str(scratch), "read_only": read_only_paths(), "tmp_mb": TMP_MB}
+        request = {"root": str(scratch), "read_only": read_only_paths(), "devices": DEVICES, "tmp_mb": TMP_MB}
         return [python_executable(), "-I", "-S", str(LAUNCHER), json.dumps(request), "--", *harness_command()]
     return harness_command()
 

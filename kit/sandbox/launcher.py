@@ -25,7 +25,6 @@ MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
 NOBODY = 65534
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
-DEVICES = ("null", "zero", "random", "urandom")
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -67,11 +66,11 @@ def build_root(root: str, request: dict) -> None:
     for path in request["read_only"]:
         if os.path.lexists(path):
             bind_read_only(path, root)
-    for name in DEVICES:
-        target = f"{root}/dev/{name}"
+    for device in request["devices"]:
+        target = root + device
         os.makedirs(os.path.dirname(target), exist_ok=True)
         open(target, "a").close()
-        mount(f"/dev/{name}", target, None, MS_BIND)
+        mount(device, target, None, MS_BIND)
     os.chdir(root)
     check(libc.syscall(SYS_PIVOT_ROOT[os.uname().machine], b".", b"."), "pivot_root")
     check(libc.umount2(b".", MNT_DETACH), "detach the old root")  # the host's file system is now gone

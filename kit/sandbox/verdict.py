@@ -36,7 +36,8 @@ class SplitTest:
 def split_test(source: str) -> SplitTest:
     """Split one test: an `assert <expression>` (a message after a comma is ignored) or a bare expression."""
     expression = parse_one_expression(source)
-    unknown = sorted(root_names(expression) - set(OUTSIDE_NAMES) - bound_names(expression))
+    bound = bound_names(expression)
+    unknown = sorted(root_names(expression) - set(OUTSIDE_NAMES) - bound)
     if len(unknown) > 1:
         raise UnsupportedTest(
             f"the test {source!r} calls {' and '.join(unknown)}, which the kit cannot tell apart from the solution: "
@@ -47,7 +48,7 @@ def split_test(source: str) -> SplitTest:
         raise UnsupportedTest(f"the test {source!r} uses math.{unknown_math[0]}; the checks may use "
                               f"math.{', math.'.join(OUTSIDE_MATH)}")
     probes: list[str] = []
-    check = ProbeExtractor(probes, bound_names(expression)).visit(expression)
+    check = ProbeExtractor(probes, bound).visit(expression)
     leftover = sorted(outside_free_names(check) - set(OUTSIDE_NAMES) - {f"_probe{i}" for i in range(len(probes))})
     leftover += [probes[int(n.func.id[6:])] for n in ast.walk(check)  # a function cannot leave the sandbox
                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id.startswith("_probe")]
