@@ -26,8 +26,8 @@ REST = "log-probs, backward, optimizer"
 
 
 def time_trainer_calls(spent: dict[str, list[float]]) -> None:
-    """Wrap kit.runner.build_trainer so the trainer it builds records each timed call's seconds."""
-    from kit import runner
+    """Wrap kit.train.run.build_trainer so the trainer it builds records each timed call's seconds."""
+    from kit.train import run as runner
 
     build = runner.build_trainer
 

@@ -14,8 +14,8 @@ import time
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from kit.generate import Sampling, generate
-from kit.tiny import tiny_model_path
+from kit.eval.generate import Sampling, generate
+from kit.models.tiny import tiny_model_path
 
 
 def main() -> None:

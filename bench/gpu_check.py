@@ -11,7 +11,7 @@ so CI keeps every check that a CPU can run working. `--shape smollm2` uses real 
 check, in this order:
 
     build model          the model folder: config, random bf16 weights, tokenizer
-    load 16-bit          kit.loader.load_model, then one forward pass
+    load 16-bit          kit.models.training.load_model, then one forward pass
     load 4-bit           the same in 4-bit (CUDA and bitsandbytes)
     grpo kit             N GRPO steps through the kit's runner: s/step, peak memory next to `kit plan`'s estimate
     grpo unsloth script  the same steps in a hand-written FastLanguageModel + GRPOTrainer script, as a ratio
@@ -79,14 +79,14 @@ class Settings:
 
 
 SHAPES = {
-    # the kit's tiny Qwen2 (kit.tiny.SPECS["qwen2"]): 2 layers x 256, its tokenizer's 512-piece vocab
+    # the kit's tiny Qwen2 (kit.models.tiny.SPECS["qwen2"]): 2 layers x 256, its tokenizer's 512-piece vocab
     "tiny": Settings(steps=3, rounds=2, generations=4, completion_tokens=16, max_seq_length=256, lora_rank=8,
                      learning_rate=1e-3, timeout_s=600),
     # bench/model_configs/Qwen2.5-1.5B-Instruct: 28 layers x 1536, vocab 151,936 (tokens past the tiny
     # tokenizer's 512 decode to nothing; the reward reads token ids, so that does not matter)
     "qwen2.5-1.5b": Settings(steps=4, rounds=2, generations=8, completion_tokens=128, max_seq_length=512,
                              lora_rank=16, learning_rate=1e-4, timeout_s=900),
-    # a real pretrained model, reached offline (kit/smollm2.py): the kit's overhead on real weights, on a CPU too
+    # a real pretrained model, reached offline (kit/models/smollm2.py): the kit's overhead on real weights, on a CPU too
     "smollm2": Settings(steps=4, rounds=2, generations=8, completion_tokens=16, max_seq_length=256,
                         lora_rank=16, learning_rate=1e-4, timeout_s=900),
 }
@@ -206,7 +206,7 @@ def work_build(spec: dict) -> dict:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
-    from kit.tiny import tiny_model_path
+    from kit.models.tiny import tiny_model_path
 
     started = time.perf_counter()
     out = Path(spec["model_dir"])
@@ -232,7 +232,7 @@ def copy_real_model(spec: dict) -> dict:
     """A real model's folder, as the kit resolves its name offline, copied so the checks own their files."""
     from safetensors import safe_open
 
-    from kit.model_names import resolve_model_name
+    from kit.models.names import resolve_model_name
 
     started = time.perf_counter()
     out = Path(spec["model_dir"])
@@ -253,7 +253,7 @@ def model_fields(shape: str, tokenizer_pieces: int) -> dict:
     """config.json fields of a shape: a file in bench/model_configs, or the kit's tiny Qwen2."""
     if shape in CONFIG_FILES:
         return json.loads(CONFIG_FILES[shape].read_text())
-    from kit.tiny import SPECS
+    from kit.models.tiny import SPECS
 
     tiny = SPECS["qwen2"]
     return {"model_type": tiny.architecture, "hidden_size": tiny.hidden, "intermediate_size": tiny.intermediate,
@@ -264,7 +264,7 @@ def model_fields(shape: str, tokenizer_pieces: int) -> dict:
 def work_load(spec: dict) -> dict:
     """The kit's loader (Unsloth's FastLanguageModel + LoRA), then a forward pass that must be finite."""
     from kit.config import ModelConfig
-    from kit.loader import load_model  # imports Unsloth first
+    from kit.models.training import load_model  # imports Unsloth first
     import torch
 
     cfg = ModelConfig(**spec["model"])
@@ -287,11 +287,11 @@ def work_load(spec: dict) -> dict:
 
 def work_grpo_kit(spec: dict) -> dict:
     """GRPO through the kit's own pieces: its config, loader, GRPOConfig and trainer with its callbacks."""
-    from kit import loader  # imports Unsloth, which must patch TRL first
+    from kit.models import training as loader  # imports Unsloth, which must patch TRL first
     from kit.config import build_config
-    from kit.merge import save_adapter
+    from kit.export.merged import save_adapter
     from kit.recipe import RewardBundle
-    from kit.runner import build_trainer, grpo_args
+    from kit.train.run import build_trainer, grpo_args
 
     cfg = build_config([spec["kit_config"]])
     rewards = RewardBundle((token_parity, 1.0))
@@ -365,13 +365,13 @@ def fused_head_failure(frames) -> bool:
 
 
 def work_merge(spec: dict) -> dict:
-    """kit.merge.save_merged (shard by shard) against PEFT's merge_and_unload, weight by weight."""
+    """kit.export.merged.save_merged (shard by shard) against PEFT's merge_and_unload, weight by weight."""
     import torch
     from peft import PeftModel
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    from kit.merge import save_merged
+    from kit.export.merged import save_merged
 
     base_dir, adapter_dir, out = Path(spec["model_dir"]), Path(spec["adapter_dir"]), Path(spec["out_dir"])
     started = time.perf_counter()
@@ -473,7 +473,7 @@ def work_vllm(spec: dict) -> dict:
     from unsloth import FastLanguageModel
     from vllm import SamplingParams
 
-    from kit.inference import saved_adapter_request
+    from kit.models.inference import saved_adapter_request
 
     started = time.perf_counter()
     model, tokenizer = FastLanguageModel.from_pretrained(

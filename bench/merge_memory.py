@@ -23,7 +23,7 @@ CHILD = """
 import json, sys, threading, time
 from pathlib import Path
 import psutil, torch, transformers, peft  # both methods pay the same imports before measuring starts
-from kit.lora_merge import merge_in_memory, merge_lora_shards
+from kit.export.lora_merge import merge_in_memory, merge_lora_shards
 method, adapter, base, out = sys.argv[1:5]
 process, peak, done = psutil.Process(), [0], threading.Event()
 def sample():  # ru_maxrss would include the imports' own transient peak; sample the RSS instead
@@ -59,7 +59,7 @@ def converter_peak_mb(model_dir: Path, outfile: Path) -> float:
 
 def tiny_tokenizer_dir() -> Path:
     """The kit's tiny model supplies a tokenizer (512 pieces) that the converter accepts offline."""
-    from kit.tiny import tiny_model_path
+    from kit.models.tiny import tiny_model_path
 
     return tiny_model_path()
 

@@ -6,7 +6,7 @@
 
 A process killed while writing (kill -9, out of memory, a full disk) leaves its `.NAME.partial-*` folder
 behind: no `finally` runs. `remove_partials` sweeps them, called only where no other process can be
-writing there: under the run's lock (kit.run_lock) or a build's lock.
+writing there: under the run's lock (kit.train.run_lock) or a build's lock.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kit.diskspace import disk_full_error, is_disk_full
 from kit.errors import KitError
-from kit.launch import ranks
+from kit import ranks
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,7 +124,7 @@ def train_command(args: argparse.Namespace) -> int:
     cfg = resolve_config(
         recipe.defaults, file_layer, layer, gpu=has_gpu(), recipe_has_sample=recipe.write_sample is not None
     )
-    from kit.plan.check import check_before_training
+    from kit.plan.preflight import check_before_training
 
     if ranks.in_worker():  # the launching process planned and checked; the ranks train
         plan = None
@@ -134,7 +134,7 @@ def train_command(args: argparse.Namespace) -> int:
             from kit.launch.launcher import launch
 
             return launch(cfg, recipe, args.argv[1:], resume=args.resume)
-    from kit.runner import Interrupted, run_training
+    from kit.train.run import Interrupted, run_training
 
     try:
         result = run_training(cfg, recipe, resume=args.resume, plan=plan)
@@ -152,7 +152,7 @@ def train_command(args: argparse.Namespace) -> int:
 def plan_command(args: argparse.Namespace) -> int:
     from kit.config import read_yaml, resolve_config
     from kit.plan.gpus import GPUS
-    from kit.plan.check import default_stack, target_gpu
+    from kit.plan.preflight import default_stack, target_gpu
     from kit.plan.planner import NO_FIT, assess, describe, make_plan
     from kit.plan.shapes import read_shape
     from kit.recipe import load_recipe
@@ -175,7 +175,7 @@ def plan_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    from kit.gguf.export import export_gguf
+    from kit.export.gguf.export import export_gguf
 
     result = export_gguf(Path(args.model_dir), args.quant, Path(args.out) if args.out else None, args.name,
                          check=not args.no_verify, overwrite=args.overwrite)
@@ -191,7 +191,7 @@ def export_command(args: argparse.Namespace) -> int:
 
 def rewards_command(args: argparse.Namespace) -> int:
     from kit.recipe import load_recipe
-    from kit.rewards.check import load_samples, print_report, run_bundle
+    from kit.rewards.dry_run import load_samples, print_report, run_bundle
 
     recipe = load_recipe(args.recipe)
     samples = load_samples(recipe, args.completions)
@@ -203,9 +203,9 @@ def rewards_command(args: argparse.Namespace) -> int:
 def eval_command(args: argparse.Namespace) -> int:
     from kit.config import DataConfig
     from kit.data import load_rows
-    from kit.evaluate import compare, evaluate, format_table, run_context, write_json
-    from kit.generate import Sampling
-    from kit.inference import load_for_inference
+    from kit.eval.evaluate import compare, evaluate, format_table, run_context, write_json
+    from kit.eval.generate import Sampling
+    from kit.models.inference import load_for_inference
     from kit.recipe import load_recipe
 
     at_least_one(args.n, "--n", "the number of held-out prompts to score")
@@ -240,7 +240,7 @@ def at_least_one(value: int, flag: str, meaning: str) -> None:
 
 
 def chat_command(args: argparse.Namespace) -> int:
-    from kit.chat import chat_loop
+    from kit.eval.chat import chat_loop
 
     return chat_loop(args)
 

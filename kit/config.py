@@ -18,11 +18,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from kit.errors import KitError
-from kit.launch import SHARDED
 
 SMOKE, FULL = "smoke", "full"
-TINY_MODEL = "kit:tiny-llama"  # built on the spot by kit.tiny; no download
+TINY_MODEL = "kit:tiny-llama"  # built on the spot by kit.models.tiny; no download
 SAMPLE_DATA = "sample"  # the recipe's own small data file, written by the kit
+# Launchers that split the weights across processes: no single process holds the whole model.
+SHARDED = ("zero3", "fsdp")
 
 
 class Section(BaseModel):
@@ -30,7 +31,7 @@ class Section(BaseModel):
 
 
 class ModelConfig(Section):
-    """What to load and how (read by kit.loader)."""
+    """What to load and how (read by kit.models.training)."""
 
     name: str = "unsloth/Qwen2.5-1.5B-Instruct"  # hub id, local path, or kit:tiny-llama
     max_seq_length: int = Field(1024, gt=0)  # prompt + completion tokens
@@ -60,7 +61,7 @@ class DataConfig(Section):
 
 
 class GRPOSection(Section):
-    """GRPO settings handed to TRL's GRPOConfig (read by kit.runner)."""
+    """GRPO settings handed to TRL's GRPOConfig (read by kit.train.run)."""
 
     learning_rate: float = Field(5e-6, gt=0)  # 5e-6 safe, 1e-5 faster and riskier
     per_device_train_batch_size: int = Field(8, gt=0)  # prompts x generations completions per device step
@@ -87,7 +88,7 @@ class GRPOSection(Section):
 
 
 class SFTSection(Section):
-    """The supervised warm start, run when `stages` includes sft (read by kit.sft): it teaches the answer
+    """The supervised warm start, run when `stages` includes sft (read by kit.train.stages.sft): it teaches the answer
     format from the recipe's worked answers before GRPO, so GRPO's rewards have something to compare."""
 
     learning_rate: float = Field(2e-4, gt=0)
@@ -103,7 +104,7 @@ class SFTSection(Section):
 
 
 class EvalConfig(Section):
-    """Held-out evaluation before and after training (read by kit.evaluate via the runner)."""
+    """Held-out evaluation before and after training (read by kit.eval.evaluate via the runner)."""
 
     n: int = Field(200, ge=0)  # prompts scored before and after training; 0 turns evaluation off
     split: str = "test"
@@ -113,7 +114,7 @@ class EvalConfig(Section):
 
 
 class MonitorConfig(Section):
-    """Live health checks and sample completions (read by kit.monitor)."""
+    """Live health checks and sample completions (read by kit.monitor.health)."""
 
     sample_every: int = Field(10, gt=0)  # steps between sample completions in samples.jsonl
     samples: int = Field(3, ge=0)
@@ -121,7 +122,7 @@ class MonitorConfig(Section):
 
 
 class SaveConfig(Section):
-    """What to write at the end of training (read by kit.merge)."""
+    """What to write at the end of training (read by kit.export.merged)."""
 
     formats: list[Literal["lora", "merged_16bit", "gguf"]] = Field(default_factory=lambda: ["lora", "merged_16bit"])
     merged_dtype: Literal["bfloat16", "float16"] = "bfloat16"

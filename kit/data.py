@@ -13,7 +13,7 @@ from pathlib import Path
 from kit.config import SAMPLE_DATA, DataConfig
 from kit.errors import KitError
 from kit.recipe import Recipe
-from kit.tiny import cache_dir
+from kit.models.tiny import cache_dir
 
 LOCAL_FORMATS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 TEXT_FORMATS = {"json", "csv"}

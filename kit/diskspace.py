@@ -16,9 +16,9 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
-from kit.checkpoints import STATE, all_checkpoints
+from kit.train.checkpoints import STATE, all_checkpoints
 from kit.errors import KitError
-from kit.outdir import nearest_existing
+from kit.train.output_folder import nearest_existing
 
 _FULL = (errno.ENOSPC, errno.EDQUOT)
 

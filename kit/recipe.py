@@ -14,7 +14,7 @@ A recipe is a plain module (`recipes/<name>.py`, any importable `pkg.module`, or
     SAMPLE_COMPLETIONS        (optional) a few good and bad completions with their dataset columns,
                               [{"label": ..., "completion": ..., "answer": ...}], for `kit rewards check`.
     sft_target(row) -> str    (optional) the worked answer for a row, for the SFT warm start (stages: [sft, grpo])
-    EVAL                      (optional) kit.evaluate.Scoring(strict=..., lenient=..., formatted=...):
+    EVAL                      (optional) kit.eval.evaluate.Scoring(strict=..., lenient=..., formatted=...):
                               what counts as right for `kit eval`; default: the top-weighted reward.
 """
 
@@ -111,7 +111,7 @@ class Recipe:
     defaults: dict = field(default_factory=dict)
     write_sample: Callable[[Path, str], None] | None = None
     sample_completions: list[dict] = field(default_factory=list)
-    scoring: Any = None  # kit.evaluate.Scoring
+    scoring: Any = None  # kit.eval.evaluate.Scoring
     system_prompt: str | None = None
     sft_target: Callable[[dict], str] | None = None
 

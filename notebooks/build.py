@@ -142,7 +142,7 @@ def cells(platform: str) -> list:
             f"access ({p['secrets']}); without either it says so and skips."
         ),
         new_code_cell(
-            "from kit.hub import hub_token, push_run\n"
+            "from kit.export.hub import hub_token, push_run\n"
             "print(push_run(out, HUB_REPO, hub_token()))"
         ),
     ]

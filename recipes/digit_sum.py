@@ -18,7 +18,7 @@ from pathlib import Path
 from datasets import Dataset
 
 from kit.data import load_table, require_columns
-from kit.evaluate import Scoring
+from kit.eval.evaluate import Scoring
 from kit.recipe import RewardBundle
 from kit.rewards import answer_correct, canonical_number, extract_tag, final_answer, numeric_closeness, tag_format
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kit.data import load_table, require_columns
 from kit.errors import KitError
-from kit.evaluate import Scoring
+from kit.eval.evaluate import Scoring
 from kit.recipe import RewardBundle
 from kit.rewards import (
     answer_correct, canonical_number, extract_hash_answer, extract_tag, final_answer, integer_answer,

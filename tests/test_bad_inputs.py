@@ -145,7 +145,7 @@ CASES = [
          runs=True, marks=[pytest.mark.slow]),
     Case("full disk while merging", ["train", "{tmp}/recipe.py", *SMOKE, "eval.n=0"],
          "the disk is full: writing the merged model to {out}/merged failed (",
-         recipe_and(full_disk("kit.lora_merge", "save_file")),
+         recipe_and(full_disk("kit.export.lora_merge", "save_file")),
          runs=True, marks=[pytest.mark.slow]),
 ]
 
@@ -189,7 +189,7 @@ def test_bad_input_ends_in_one_error_line(case, tmp_path, tiny_model, monkeypatc
 def test_smoke_banner_names_a_data_file(capsys):
     from kit.config import resolve_config
     from kit.recipe import load_recipe
-    from kit.runner import announce
+    from kit.train.run import announce
 
     recipe = load_recipe("gsm8k")
     for data, said in [("sample", "and the recipe's sample data"), ("my.jsonl", "and data from my.jsonl"),
@@ -206,7 +206,7 @@ def test_smoke_banner_names_a_data_file(capsys):
 def test_report_says_why_evaluation_did_not_run(tmp_path, settings, reason):
     import yaml
 
-    from kit.report import write_report
+    from kit.monitor.report import write_report
 
     (tmp_path / "run.yaml").write_text(yaml.safe_dump({"data": {"path": None}, "eval": {"n": 200}, **settings}))
     assert reason in write_report(tmp_path, {}, None).read_text()

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from kit.metrics import read_metrics
+from kit.monitor.metrics import read_metrics
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow

@@ -2,7 +2,7 @@ import json
 
 from datasets import Dataset
 
-from kit.evaluate import EvalResult, default_scoring, format_table, score, write_json
+from kit.eval.evaluate import EvalResult, default_scoring, format_table, score, write_json
 from kit.recipe import Recipe, RewardBundle, load_recipe
 
 GOLD = "72"

@@ -2,8 +2,8 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
-from kit import generate as gen
-from kit import inference
+from kit.eval import generate as gen
+from kit.models import inference
 
 PROMPTS = [[{"role": "user", "content": f"What is {i} plus {2 * i}?"}] for i in range(6)]
 

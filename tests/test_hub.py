@@ -1,7 +1,7 @@
 import pytest
 
 from kit.errors import KitError
-from kit.hub import hub_token, push_run
+from kit.export.hub import hub_token, push_run
 
 
 def test_without_a_repo_or_a_token_the_upload_is_skipped_and_says_why(tmp_path):

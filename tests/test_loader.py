@@ -1,6 +1,6 @@
 import pytest
 
-from kit import loader
+from kit.models import training as loader
 from kit.config import TINY_MODEL, ModelConfig
 from kit.errors import KitError
 

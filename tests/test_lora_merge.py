@@ -7,7 +7,7 @@ from peft import LoraConfig, get_peft_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from kit.errors import KitError
-from kit.lora_merge import merge_lora_shards
+from kit.export.lora_merge import merge_lora_shards
 
 IDS = torch.tensor([[5, 60, 61, 62, 63, 64, 65]])
 

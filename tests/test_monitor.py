@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from kit.monitor import HealthMonitor
+from kit.monitor.health import HealthMonitor
 
 
 def healthy(step: int) -> dict:
@@ -69,7 +69,7 @@ def test_every_rank_stops_on_a_diverged_loss_but_only_rank_zero_writes(tmp_path,
 
     from transformers import TrainerControl
 
-    from kit.monitor import HealthCallback
+    from kit.monitor.health import HealthCallback
 
     path = tmp_path / "diagnostics.jsonl"
     callback = HealthCallback(HealthMonitor(beta=0.04), path)

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from kit import smollm2
+from kit.models import smollm2
 from tests.test_runner_e2e import kit, plain_generate
 
 pytestmark = pytest.mark.slow
@@ -124,7 +124,7 @@ def test_two_processes_train_the_real_model(tmp_path):
 def test_sigterm_and_resume_on_the_real_model(tmp_path):
     import signal
 
-    from kit.metrics import read_metrics
+    from kit.monitor.metrics import read_metrics
     from tests.test_resume import STEPS, start, wait_for_step
 
     out = tmp_path / "run"

@@ -15,7 +15,7 @@ import time
 import pytest
 from safetensors.torch import load_file
 
-from kit.metrics import read_metrics
+from kit.monitor.metrics import read_metrics
 from tests.conftest import COUNT_RECIPE, REPO
 from tests.test_runner_e2e import plain_generate
 

@@ -10,15 +10,15 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from kit.checkpoints import latest_complete
+from kit.train.checkpoints import latest_complete
 from kit.config import build_config
 from kit.errors import KitError
-from kit.interrupt import SaveEveryMinutes
-from kit.outdir import claim_output
-from kit.run_lock import LOCK_NAME, RUN_LOCK_ENV, hold_run_lock
+from kit.train.resume import SaveEveryMinutes
+from kit.train.output_folder import claim_output
+from kit.train.run_lock import LOCK_NAME, RUN_LOCK_ENV, hold_run_lock
 from tests.conftest import REPO
 
-HOLD_LOCK = "import sys, time; from kit.run_lock import hold_run_lock\nwith hold_run_lock(sys.argv[1]):\n" \
+HOLD_LOCK = "import sys, time; from kit.train.run_lock import hold_run_lock\nwith hold_run_lock(sys.argv[1]):\n" \
             "    print('held', flush=True); time.sleep(120)"
 
 

@@ -2,9 +2,9 @@ import pytest
 
 from kit.config import build_config
 from kit.errors import KitError
-from kit.outdir import claim_output
+from kit.train.output_folder import claim_output
 from kit.recipe import load_recipe
-from kit.runner import grpo_args, output_path
+from kit.train.run import grpo_args, output_path
 
 
 def test_grpo_args_carry_settings_weights_and_extra(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from kit.config import build_config, read_yaml
-from kit.metrics import read_metrics
+from kit.monitor.metrics import read_metrics
 from tests.conftest import COUNT_RECIPE, REPO
 
 pytestmark = pytest.mark.slow

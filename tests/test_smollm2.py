@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kit import smollm2
+from kit.models import smollm2
 from kit.errors import KitError
-from kit.model_names import resolve_model_name
+from kit.models.names import resolve_model_name
 
 
 @pytest.fixture

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from datasets import Dataset
 
-from kit import generate as gen
-from kit import inference
+from kit.eval import generate as gen
+from kit.models import inference
 from kit.config import build_config
 from kit.recipe import load_recipe
-from kit.runner import evaluate_held_out_here
+from kit.train.run import evaluate_held_out_here
 
 ANSWER = "<reasoning>\n1 + 1\n</reasoning>\n<answer>\n2\n</answer>"
 
@@ -98,7 +98,7 @@ def test_eval_of_a_saved_adapter_on_vllm_asks_for_it_by_folder(vllm_here, monkey
         loads.append((model_name, kwargs))
         return types.SimpleNamespace(vllm_engine=object()), "tokenizer"
 
-    from kit import loader
+    from kit.models import training as loader
 
     monkeypatch.setattr(loader.FastLanguageModel, "from_pretrained", from_pretrained)
     monkeypatch.setattr(inference, "has_gpu", lambda: True)

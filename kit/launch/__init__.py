@@ -4,13 +4,11 @@
 
 `kit train` with --num-processes N > 1 checks the run as for one GPU, then starts N copies of itself
 with `accelerate launch --config_file kit/launch/<launcher>.yaml` (kit.launch.launcher). Each copy is
-a rank (kit.launch.ranks): it loads the model with transformers + PEFT instead of Unsloth's single-GPU
+a rank (kit.ranks): it loads the model with transformers + PEFT instead of Unsloth's single-GPU
 loader, TRL's GRPOTrainer shares the batch among the ranks, and only rank 0 writes OUT/. Rank 0 also
-writes OUT/distributed.json: what each rank did (kit.launch.report).
+writes OUT/distributed.json: what each rank did (kit.monitor.ranks).
 """
 
 from pathlib import Path
 
 CONFIG_DIR = Path(__file__).parent
-# Launchers that split the weights across processes: no single process holds the whole model.
-SHARDED = ("zero3", "fsdp")

@@ -4,7 +4,7 @@
 
 Everything that can be refused (config, data, output folder, launcher) is refused before a single
 process starts, so a mistake is one message, not N tracebacks. This process holds the output folder's
-lock (kit.run_lock) until the ranks end. The ranks then run `python -m kit train`
+lock (kit.train.run_lock) until the ranks end. The ranks then run `python -m kit train`
 with the same arguments and the output folder fixed here (a default one has a timestamp in its name,
 which N processes would not agree on).
 """
@@ -22,14 +22,15 @@ from pathlib import Path
 
 from kit.config import RunConfig
 from kit.errors import KitError
-from kit.launch import CONFIG_DIR, ranks
+from kit import ranks
+from kit.launch import CONFIG_DIR
 from kit.recipe import Recipe
 
 
 def launch(cfg: RunConfig, recipe: Recipe, train_argv: list[str], resume: bool = False) -> int:
-    from kit.outdir import claim_output
-    from kit.run_lock import hold_run_lock
-    from kit.runner import prepare_run
+    from kit.train.output_folder import claim_output
+    from kit.train.run_lock import hold_run_lock
+    from kit.train.run import prepare_run
 
     check_launch(cfg)
     run = prepare_run(cfg, recipe)  # data checks, the tiny model built once
@@ -111,7 +112,7 @@ def accelerate_command(cfg: RunConfig, train_argv: list[str]) -> list[str]:
 
 
 def worker_env(failures: str, out: Path) -> dict[str, str]:
-    from kit.run_lock import RUN_LOCK_ENV
+    from kit.train.run_lock import RUN_LOCK_ENV
 
     env = dict(os.environ, **{ranks.FAILURES_ENV: failures, RUN_LOCK_ENV: str(out.resolve())})
     # After Ctrl-C the launcher waits this long for the processes to finish their step and save a checkpoint

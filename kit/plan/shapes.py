@@ -110,7 +110,7 @@ def shape_from_config(config: dict) -> ModelShape:
 
 def read_shape(name: str) -> ModelShape:
     """Read config.json from a local folder, the Hugging Face cache, or the hub (one small file)."""
-    from kit.model_names import resolve_model_name
+    from kit.models.names import resolve_model_name
 
     return shape_from_config(json.loads(config_path(resolve_model_name(name)).read_text()))
 

@@ -21,7 +21,7 @@ def kit_export(*args):
 
 def run_folder(tmp_path, architecture):
     """A copy of a tiny model laid out as a training run leaves it: RUN/merged."""
-    from kit.tiny import tiny_model_path
+    from kit.models.tiny import tiny_model_path
 
     merged = tmp_path / "myrun" / "merged"
     shutil.copytree(tiny_model_path(architecture), merged)
@@ -102,8 +102,8 @@ def test_unknown_quant_is_refused_before_any_work(tmp_path):
 
 def test_verification_catches_a_wrong_template_and_eos(tmp_path):
     """A GGUF whose metadata disagrees with the model must fail the required checks."""
-    from kit.gguf.convert import convert
-    from kit.gguf.verify import Reference, verify
+    from kit.export.gguf.convert import convert
+    from kit.export.gguf.verify import Reference, verify
 
     merged = run_folder(tmp_path, "llama")
     gguf = tmp_path / "m.q8_0.gguf"
@@ -121,7 +121,7 @@ def test_verification_catches_a_wrong_template_and_eos(tmp_path):
 
 
 def test_export_api_rejects_a_folder_without_a_model(tmp_path):
-    from kit.gguf.export import export_gguf
+    from kit.export.gguf.export import export_gguf
 
     with pytest.raises(KitError, match="not a model folder"):
         export_gguf(tmp_path, ["q8_0"])
@@ -130,7 +130,7 @@ def test_export_api_rejects_a_folder_without_a_model(tmp_path):
 def test_greedy_tolerates_near_ties_only():
     import numpy as np
 
-    from kit.gguf.verify import NEAR_TIE, divergence_margin, near_tie_for
+    from kit.export.gguf.verify import NEAR_TIE, divergence_margin, near_tie_for
 
     logits = np.zeros((3, 5), dtype=np.float32)
     logits[:, 1] = 10.0  # the reference is sure of token 1 at every step...
@@ -146,8 +146,8 @@ def test_verification_fails_a_gguf_of_different_weights(tmp_path):
     import torch
     from safetensors.torch import load_file, save_file
 
-    from kit.gguf.convert import convert
-    from kit.gguf.verify import Reference, verify
+    from kit.export.gguf.convert import convert
+    from kit.export.gguf.verify import Reference, verify
 
     merged = run_folder(tmp_path, "llama")
     gguf = tmp_path / "m.q8_0.gguf"

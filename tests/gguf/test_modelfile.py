@@ -2,7 +2,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from kit.errors import KitError
-from kit.gguf.modelfile import go_template, modelfile_text, render_with_pieces, template_pieces
+from kit.export.gguf.modelfile import go_template, modelfile_text, render_with_pieces, template_pieces
 
 LLAMA3_STYLE = (
     "{{ bos_token }}{% for message in messages %}"

@@ -1,7 +1,7 @@
 import pytest
 
 from kit.errors import KitError
-from kit.gguf.quants import file_name, llama_ftype, normalize
+from kit.export.gguf.quants import file_name, llama_ftype, normalize
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from kit.gguf import spm
-from kit.gguf.export import export_gguf
-from kit.tiny import _CORPUS, CHATML_TEMPLATE
+from kit.export.gguf import spm
+from kit.export.gguf.export import export_gguf
+from kit.models.tiny import _CORPUS, CHATML_TEMPLATE
 
 pytestmark = pytest.mark.slow
 CHATML = ["<|im_start|>", "<|im_end|>"]
@@ -65,7 +65,7 @@ def test_chatml_pieces_export_whole_and_chat_prompts_tokenize_identically(tmp_pa
 
 
 def test_other_folders_go_to_the_converter_as_they_are(tmp_path):
-    from kit.tiny import tiny_model_path
+    from kit.models.tiny import tiny_model_path
 
     bpe = tmp_path / "bpe"
     bpe.mkdir()

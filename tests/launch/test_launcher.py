@@ -87,7 +87,7 @@ def test_cli_refuses_before_starting_any_process(tmp_path, capsys):
 def test_the_launcher_holds_out_for_its_ranks(monkeypatch, tmp_path):
     from kit.config import resolve_config
     from kit.recipe import load_recipe
-    from kit.run_lock import RUN_LOCK_ENV, hold_run_lock
+    from kit.train.run_lock import RUN_LOCK_ENV, hold_run_lock
 
     out = tmp_path / "run"
     seen = {}

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from kit.metrics import read_metrics
+from kit.monitor.metrics import read_metrics
 from tests.conftest import REPO
 from tests.test_runner_e2e import check_run_layout, plain_generate
 

@@ -1,6 +1,6 @@
 """Rank helpers: a plain process is a world of one; a launched one reads torchrun's variables."""
 
-from kit.launch import ranks
+from kit import ranks
 
 
 def test_plain_process_is_a_world_of_one(monkeypatch):

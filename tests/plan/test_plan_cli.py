@@ -47,7 +47,7 @@ def test_skip_plan_lets_the_run_go_ahead(tmp_path, monkeypatch):
         started.append(plan)
         return SimpleNamespace(gguf_verified=True)
 
-    monkeypatch.setattr("kit.runner.run_training", run_training)
+    monkeypatch.setattr("kit.train.run.run_training", run_training)
     assert 0 == main(["train", "gsm8k", "--gpu", "T4", "--model", LLAMA, "--profile", "full", "--out", str(tmp_path / "run"),
           "--skip-plan", "model.load_in_4bit=false"])
     assert started and started[0].refused

@@ -9,8 +9,8 @@ import argparse
 import sys
 
 from kit.errors import KitError
-from kit.generate import Sampling, generate
-from kit.inference import load_for_inference
+from kit.eval.generate import Sampling, generate
+from kit.models.inference import load_for_inference
 
 
 def system_prompt(args: argparse.Namespace) -> str | None:

@@ -1,6 +1,6 @@
 """Loading a model for GRPO: Unsloth's FastLanguageModel (4-bit, LoRA, vLLM where there is a GPU).
 
-    from kit.loader import load_model
+    from kit.models.training import load_model
     model, tokenizer = load_model(ModelConfig(name="unsloth/Qwen2.5-1.5B-Instruct"), seed=3407)
 
 Unsloth must be imported before TRL and transformers' trainers so that its patches apply; every
@@ -16,8 +16,8 @@ import os
 from kit.config import ModelConfig
 from kit.env import has_gpu, has_vllm
 from kit.errors import KitError
-from kit.launch import ranks
-from kit.model_names import resolve_model_name
+from kit import ranks
+from kit.models.names import resolve_model_name
 
 os.environ.setdefault("UNSLOTH_DISABLE_STATISTICS", "1")  # no network calls at load time
 import unsloth  # noqa: E402,F401  (must come before trl / transformers trainers)

@@ -1,6 +1,6 @@
 """Pictures of a run: the GRPO reward curve and the held-out scores after each stage, as one PNG.
 
-    python -c "from kit.plots import plot_run; plot_run('outputs/<run>')"
+    python -c "from kit.monitor.plots import plot_run; plot_run('outputs/<run>')"
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def plot_run(out: Path) -> Path | None:
     matplotlib.use("Agg")  # files only; no display needed
     import matplotlib.pyplot as plt
 
-    from kit.metrics import read_metrics
+    from kit.monitor.metrics import read_metrics
 
     out = Path(out)
     metrics = [m for m in read_metrics(out / "metrics.jsonl") if "reward" in m] if (out / "metrics.jsonl").exists() else []
@@ -89,7 +89,7 @@ def plot_metrics(out: Path) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from kit.metrics import read_metrics
+    from kit.monitor.metrics import read_metrics
 
     path = Path(out) / "metrics.jsonl"
     rows = [m for m in read_metrics(path) if m.get("stage", "grpo") == "grpo" and "reward" in m] if path.exists() else []

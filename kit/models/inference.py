@@ -14,7 +14,7 @@ from pathlib import Path
 
 from kit.env import has_gpu, has_vllm
 from kit.errors import KitError
-from kit.merge import base_16bit_name
+from kit.export.merged import base_16bit_name
 
 
 @dataclass
@@ -47,7 +47,7 @@ def load_for_inference(model_name: str | None, adapter: str | None = None, max_s
             raise KitError("give --model (a merged folder or hub id), --adapter (a LoRA folder), or both")
         # the 16-bit weights the merge uses, not Unsloth's '-bnb-4bit' copy the adapter may have trained on
         model_name = base_16bit_name(adapter_base(adapter))
-    from kit.model_names import resolve_model_name
+    from kit.models.names import resolve_model_name
 
     path = resolve_model_name(model_name)
     if has_gpu() and has_vllm():
@@ -78,7 +78,7 @@ def _load_transformers(path: str, adapter: str | None) -> Loaded:
 
 
 def _load_vllm(path: str, adapter: str | None, max_seq_length: int) -> Loaded:
-    from kit.loader import FastLanguageModel
+    from kit.models.training import FastLanguageModel
 
     rank = json.loads((Path(adapter) / "adapter_config.json").read_text())["r"] if adapter else 16
     model, tokenizer = FastLanguageModel.from_pretrained(model_name=path, max_seq_length=max_seq_length,

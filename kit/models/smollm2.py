@@ -1,6 +1,6 @@
 """SmolLM2-135M-Instruct, a real pretrained instruct model the kit can reach without the hub.
 
-    python -c "from kit.smollm2 import smollm2_path; print(smollm2_path())"
+    python -c "from kit.models.smollm2 import smollm2_path; print(smollm2_path())"
     python -m kit train digit_sum --model kit:smollm2 ...
 
 `HuggingFaceTB/SmolLM2-135M-Instruct` (or the alias `kit:smollm2`) resolves, in order, from the
@@ -75,7 +75,7 @@ def from_hub() -> Path | None:
 
 
 def converted_path() -> Path:
-    from kit.tiny import cache_dir
+    from kit.models.tiny import cache_dir
 
     return cache_dir() / f"smollm2-135m-instruct-q4_1-v{_VERSION}"
 

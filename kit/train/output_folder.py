@@ -1,4 +1,4 @@
-"""What a run may find in its OUT when it starts; decided while it holds OUT's lock (kit.run_lock).
+"""What a run may find in its OUT when it starts; decided while it holds OUT's lock (kit.train.run_lock).
 
 - A new run needs an empty OUT, or one holding only a run that stopped before its first complete GRPO
   checkpoint (a crash, kill -9, out of memory, Ctrl-C during the warm start): nothing there can be
@@ -19,11 +19,11 @@ import tempfile
 from pathlib import Path
 
 from kit.atomic import PARTIAL, remove_partials
-from kit.checkpoints import latest_complete, planned_steps, trained_to_plan
+from kit.train.checkpoints import latest_complete, planned_steps, trained_to_plan
 from kit.config import RunConfig
 from kit.errors import KitError
-from kit.launch import ranks
-from kit.run_lock import LOCK_NAME
+from kit import ranks
+from kit.train.run_lock import LOCK_NAME
 
 # What a run writes before its first GRPO checkpoint: an OUT holding only these is a start to clear.
 EARLY_FILES = {"run.yaml", "metrics.jsonl", "eval.json", "samples.jsonl", "diagnostics.jsonl", "distributed.json",

@@ -1,7 +1,7 @@
 """Stopping cleanly and carrying on: Ctrl-C or SIGTERM saves a checkpoint; `--resume` continues from it.
 
 The first signal asks the trainer to finish the current step, save a checkpoint and stop; a second one
-interrupts at once. kit.checkpoints finds where to continue; the trainer then restores weights,
+interrupts at once. kit.train.checkpoints finds where to continue; the trainer then restores weights,
 optimizer, scheduler, RNG state and its place in the data, so the run ends at the same step count.
 
 `SaveEveryMinutes` also saves on time, besides every grpo.save_steps: a step takes 0.1 s on a tiny model
@@ -17,8 +17,8 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-from kit.checkpoints import all_checkpoints
-from kit.launch import ranks
+from kit.train.checkpoints import all_checkpoints
+from kit import ranks
 
 
 class GracefulStop(TrainerCallback):
@@ -57,7 +57,7 @@ def stop_on_signals(stopper: GracefulStop):
 
 
 def latest_checkpoint(folder: Path) -> Path | None:
-    """The checkpoint just saved (a resumed run checks that it is complete: kit.checkpoints)."""
+    """The checkpoint just saved (a resumed run checks that it is complete: kit.train.checkpoints)."""
     return next(iter(all_checkpoints(folder)), None)
 
 

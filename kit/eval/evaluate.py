@@ -18,7 +18,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Callable
 
-from kit.generate import Sampling, generate
+from kit.eval.generate import Sampling, generate
 from kit.recipe import Recipe
 from kit.rewards.guard import CheckedReward
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from kit.atomic import PARTIAL
 from kit.errors import KitError
-from kit.gguf import convert, quants, spm
-from kit.gguf.verify import Reference, Verification, print_table, verify, write_report
+from kit.export.gguf import convert, quants, spm
+from kit.export.gguf.verify import Reference, Verification, print_table, verify, write_report
 
 
 @dataclass
@@ -102,8 +102,8 @@ def publish(path: Path, out_dir: Path) -> Path:
 def write_modelfile(model_dir: Path, gguf: Path, out_dir: Path) -> Path:
     from transformers import AutoTokenizer, GenerationConfig
 
-    from kit.gguf.modelfile import modelfile_text
-    from kit.gguf.verify import eos_ids
+    from kit.export.gguf.modelfile import modelfile_text
+    from kit.export.gguf.verify import eos_ids
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     try:

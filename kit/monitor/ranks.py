@@ -19,7 +19,8 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-from kit.launch import SHARDED, ranks
+from kit import ranks
+from kit.config import SHARDED
 
 
 class CountedReward:

@@ -28,20 +28,21 @@ from pathlib import Path
 
 import yaml
 
-from kit import loader  # imports Unsloth, which must patch TRL before TRL is used
-from kit.checkpoints import step_of, trained_to_plan
+from kit.models import training as loader  # imports Unsloth, which must patch TRL before TRL is used
+from kit.train.checkpoints import step_of, trained_to_plan
 from kit.config import SAMPLE_DATA, SMOKE, RunConfig
 from kit.data import drop_long_prompts, load_eval_rows, load_rows
 from kit.env import package_versions
 from kit.errors import KitError
-from kit.launch import SHARDED, ranks
-from kit.model_names import TINY_PREFIX
-from kit.outdir import claim_output, require_writable_folder
+from kit import ranks
+from kit.config import SHARDED
+from kit.models.names import TINY_PREFIX
+from kit.train.output_folder import claim_output, require_writable_folder
 from kit.recipe import Recipe, RewardBundle
 from kit.rewards.code import prepare_code_rewards
 from kit.rewards.guard import CheckedReward
 from kit.rewards.guard import check_before_training as check_rewards_before_training
-from kit.run_lock import hold_run_lock
+from kit.train.run_lock import hold_run_lock
 
 # Keys the kit sets itself; grpo.extra may not override them.
 _KIT_OWNED = {"output_dir", "seed", "reward_weights", "save_strategy"}
@@ -78,7 +79,7 @@ def default_output_dir(recipe_name: str) -> Path:
 
 
 def output_path(cfg: RunConfig, recipe: Recipe) -> Path:
-    """Where this run writes; what it may find there is checked once it holds the folder (kit.outdir)."""
+    """Where this run writes; what it may find there is checked once it holds the folder (kit.train.output_folder)."""
     if ranks.in_worker() and not cfg.output_dir:  # each rank would pick its own timestamped default
         raise KitError("a multi-process run needs --out: start it with kit train --num-processes N, "
                        "or pass --out to every process")
@@ -158,7 +159,7 @@ def prepare_run(cfg: RunConfig, recipe: Recipe) -> PreparedRun:
 
 
 def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False, plan=None) -> RunResult:
-    """Check, then train while holding OUT: no second run can write there meanwhile (kit.run_lock)."""
+    """Check, then train while holding OUT: no second run can write there meanwhile (kit.train.run_lock)."""
     run = prepare_run(cfg, recipe)
     with hold_run_lock(run.out):
         checkpoint = claim_output(cfg, run.out, resume)
@@ -200,7 +201,7 @@ def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint:
     exported = export_if_asked(cfg, merged_dir)
     timings["save and export"] = time.perf_counter() - started
     timings["whole run"] = seconds_since_start()
-    from kit.report import write_report
+    from kit.monitor.report import write_report
 
     write_report(out, timings, table)
     result = RunResult(out, adapter_dir, merged_dir, seconds_since_start(), exported)
@@ -218,7 +219,7 @@ def gather_sharded_adapter(cfg: RunConfig, trainer, out: Path) -> bool:
 
 def build_stage_args(cfg: RunConfig, recipe: Recipe, rows, rewards: RewardBundle, out: Path) -> dict:
     """Each stage's trainer arguments, built (and so checked) before anything is loaded."""
-    from kit.sft import sft_args, sft_dataset
+    from kit.train.stages.sft import sft_args, sft_dataset
 
     args = {}
     if "sft" in cfg.stages:
@@ -248,12 +249,12 @@ def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, da
     GRPO's first steps also record the GPU's real peak memory next to the plan's estimate in run.yaml.
     """
     from kit.diskspace import guard_checkpoints
-    from kit.interrupt import GracefulStop, latest_checkpoint, stop_on_signals
+    from kit.train.resume import GracefulStop, latest_checkpoint, stop_on_signals
 
     # a full disk while saving a checkpoint: one line, and no incomplete checkpoint left for --resume to pick
     with stop_on_signals(GracefulStop()) as stopper, guard_checkpoints(out / "checkpoints", model):
         if stage == "sft":
-            from kit.sft import run_sft
+            from kit.train.stages.sft import run_sft
 
             trainer = run_sft(cfg, recipe, model, tokenizer, dataset, args, out, stopper)
         else:
@@ -270,7 +271,7 @@ def train_grpo(cfg: RunConfig, args, model, tokenizer, dataset, rewards, out: Pa
     A checkpoint that already holds every planned step (the run stopped after training, before its outputs
     were written) is loaded and not trained on: the trainer would train one step past the plan.
     """
-    from kit.interrupt import SaveEveryMinutes
+    from kit.train.resume import SaveEveryMinutes
     from kit.plan.record import MemoryRecorder
 
     trainer = build_trainer(cfg, args, model, tokenizer, dataset, rewards, out)
@@ -298,7 +299,7 @@ def earlier_evaluations(out: Path) -> list:
     """The evaluations the interrupted run finished (kept in eval.json as they were made)."""
     import json
 
-    from kit.evaluate import EvalResult
+    from kit.eval.evaluate import EvalResult
 
     if not ranks.is_main():  # rank 0 alone evaluates and keeps the table
         return [None]
@@ -309,7 +310,7 @@ def earlier_evaluations(out: Path) -> list:
 
 def save_partial_evaluations(out: Path, evaluations: list) -> None:
     if ranks.is_main() and evaluations and evaluations[0] is not None:
-        from kit.evaluate import write_json
+        from kit.eval.evaluate import write_json
 
         write_json(out / "eval.json", evaluations)
 
@@ -344,8 +345,8 @@ def evaluate_held_out(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, na
 
 
 def evaluate_held_out_here(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, name: str):
-    from kit.evaluate import evaluate
-    from kit.generate import Sampling, live_adapter_request
+    from kit.eval.evaluate import evaluate
+    from kit.eval.generate import Sampling, live_adapter_request
 
     print(f"eval: scoring {len(rows)} held-out prompts ({name} training)")
     sampling = Sampling(max_new_tokens=cfg.eval.max_new_tokens or cfg.grpo.max_completion_length, seed=cfg.seed)
@@ -355,11 +356,11 @@ def evaluate_held_out_here(cfg: RunConfig, recipe: Recipe, model, tokenizer, row
 
 def report_evaluation(out: Path, evaluations: list) -> str | None:
     """The before/after table, OUT/eval.json, and the plots (reward curve + held-out scores, metrics)."""
-    from kit.plots import plot_metrics, plot_run
+    from kit.monitor.plots import plot_metrics, plot_run
 
     table = None
     if evaluations[0] is not None:
-        from kit.evaluate import format_table, write_json
+        from kit.eval.evaluate import format_table, write_json
 
         table = format_table(evaluations)
         print(table)
@@ -376,8 +377,8 @@ def report_evaluation(out: Path, evaluations: list) -> str | None:
 def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: RewardBundle, out: Path):
     from trl import GRPOTrainer
 
-    from kit.metrics import MetricsFile
-    from kit.monitor import HealthCallback, HealthMonitor, SampleLogger
+    from kit.monitor.metrics import MetricsFile
+    from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger
 
     read = sorted({c for columns in rewards.columns_needed().values() for c in columns if c != "prompt"})
     samples = SampleLogger(out / "samples.jsonl", cfg.monitor.sample_every, cfg.monitor.samples, cfg.seed,
@@ -386,7 +387,7 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     callbacks = [MetricsFile(out / "metrics.jsonl"), health] + ([samples] if cfg.monitor.samples else [])
     funcs = [CheckedReward(fn) for fn in rewards.funcs]  # a broken reward stops the run with one line
     if ranks.in_worker():  # every rank counts what it did; rank 0 writes it all to distributed.json
-        from kit.launch.report import CountedReward, RankReport
+        from kit.monitor.ranks import CountedReward, RankReport
 
         funcs = [CountedReward(funcs[0]), *funcs[1:]]
         callbacks.append(RankReport(out / "distributed.json", funcs[0], cfg.launch.launcher))
@@ -406,7 +407,7 @@ def export_if_asked(cfg: RunConfig, merged_dir: Path | None) -> bool:
     """GGUF files from the merged model when save.formats has gguf; False when verification failed."""
     if "gguf" not in cfg.save.formats or merged_dir is None:
         return True
-    from kit.gguf.export import export_gguf
+    from kit.export.gguf.export import export_gguf
 
     return export_gguf(merged_dir, cfg.save.quant).ok
 
@@ -414,7 +415,7 @@ def export_if_asked(cfg: RunConfig, merged_dir: Path | None) -> bool:
 def save_outputs(cfg: RunConfig, model, tokenizer, out: Path,
                  adapter_saved: bool = False) -> tuple[Path | None, Path | None]:
     """Adapter, merged model (save.formats). `adapter_saved`: the trainer already wrote OUT/adapter."""
-    from kit.merge import save_adapter, save_full_model, save_merged
+    from kit.export.merged import save_adapter, save_full_model, save_merged
 
     if cfg.model.full_finetuning:  # no adapter: the trained weights are the merged model
         print(f"save: writing the fully fine-tuned model in {cfg.save.merged_dtype} -> {out / 'merged'}")

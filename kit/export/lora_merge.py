@@ -6,7 +6,7 @@ is read, merged and written on its own; peak memory is about one shard plus the 
 Configurations this does not cover (DoRA, per-module rank or alpha patterns, modules_to_save, LoRA
 biases) fall back to PEFT's in-memory merge, and say so.
 
-    python -c "from kit.lora_merge import merge_lora_shards; merge_lora_shards(ADAPTER, BASE, OUT, 'bfloat16')"
+    python -c "from kit.export.lora_merge import merge_lora_shards; merge_lora_shards(ADAPTER, BASE, OUT, 'bfloat16')"
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kit.gguf import spm
-from kit.gguf.quants import EXACT
+from kit.export.gguf import spm
+from kit.export.gguf.quants import EXACT
 
 SAMPLE_TEXTS = [
     "Hello, world!",
@@ -76,7 +76,7 @@ class Reference:
         self.eos_ids = eos_ids(self.model.generation_config, self.tokenizer)
         self.texts = SAMPLE_TEXTS + chat_texts(self.tokenizer)
         # A SentencePiece tokenizer that puts a space only at the input's start (transformers' Metaspace
-        # "first"): llama.cpp has no such rule, so the export matches it after special tokens instead (kit.gguf.spm)
+        # "first"): llama.cpp has no such rule, so the export matches it after special tokens instead (kit.export.gguf.spm)
         at_start, after_special = spm.space_rules(self.tokenizer) if spm.is_sentencepiece(model_dir) else (False, False)
         self.start_space_only = at_start and not after_special
         self.prompts = [self.prompt_ids(p) for p in PROMPTS]

@@ -2,7 +2,7 @@
 
 A model trained in 4-bit is never merged into its dequantized 4-bit weights (that loses the base's
 precision for good): the adapter is merged into the base's original 16-bit safetensors, one shard at
-a time (kit/lora_merge.py), so a 16 GB model merges in far less than 16 GB of RAM, on a GPU machine
+a time (kit/export/lora_merge.py), so a 16 GB model merges in far less than 16 GB of RAM, on a GPU machine
 and a CPU alike. Everything is written to a temporary folder that is renamed only when complete
 (kit.atomic.atomic_dir).
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from kit.atomic import atomic_dir
 from kit.diskspace import disk_space
-from kit.lora_merge import merge_lora_shards
+from kit.export.lora_merge import merge_lora_shards
 
 _PREQUANTIZED_SUFFIXES = ("-unsloth-bnb-4bit", "-bnb-4bit")
 

@@ -9,7 +9,7 @@ and gives GRPO's format rewards something to score. It does not do arithmetic. B
 The tokenizer follows llama.cpp's SentencePiece rules (a "▁" prefix on every text segment, spaces kept
 as they are), so the HF tokenizer and a GGUF export of it give the same ids.
 
-    python -c "from kit.tiny import tiny_model_path; print(tiny_model_path())"
+    python -c "from kit.models.tiny import tiny_model_path; print(tiny_model_path())"
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from kit.errors import KitError
-from kit.gguf.quants import CONVERTER_TYPES, llama_ftype
+from kit.export.gguf.quants import CONVERTER_TYPES, llama_ftype
 
 _UNSUPPORTED_ARCH = re.compile(r"Model (\S+) is not supported|Architecture '?([^'!]+)'? not supported")
 

@@ -1,4 +1,4 @@
-"""GRPO checkpoints: which one a resumed run continues from (kit.interrupt decides when they are saved).
+"""GRPO checkpoints: which one a resumed run continues from (kit.train.resume decides when they are saved).
 
 A checkpoint cut short (kill -9 or a full disk while saving) has a name like any other; resuming from it
 crashes. The trainer writes trainer_state.json after the weights and the optimizer, so a checkpoint counts

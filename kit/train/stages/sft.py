@@ -44,7 +44,7 @@ def run_sft(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, args, out: P
     """Train the warm start in place; returns the trainer (its save_model gathers sharded weights)."""
     from trl import SFTTrainer
 
-    from kit.metrics import MetricsFile
+    from kit.monitor.metrics import MetricsFile
 
     per_step = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps * cfg.launch.num_processes
     print(f"sft: {cfg.sft.max_steps} steps of {per_step} worked answers, learning rate {cfg.sft.learning_rate:g}")

@@ -32,7 +32,7 @@ def eval_not_run_reason(out: Path) -> str:
     import yaml
 
     from kit.data import eval_skip_reason
-    from kit.launch import SHARDED
+    from kit.config import SHARDED
 
     run = yaml.safe_load((out / "run.yaml").read_text())
     data, evaluation, launch = run.get("data", {}), run.get("eval", {}), run.get("launch", {})
