@@ -11,14 +11,13 @@ written is cleaned up by the caller (a temporary folder, an incomplete checkpoin
 from __future__ import annotations
 
 import errno
+import os
 import shutil
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
-from kit.train.checkpoints import STATE, all_checkpoints
 from kit.errors import KitError
-from kit.train.output_folder import nearest_existing
 
 _FULL = (errno.ENOSPC, errno.EDQUOT)
 
@@ -72,28 +71,9 @@ def size_text(count: int) -> str:
     return f"{count:.1f} TB"
 
 
-# --- checkpoints: the trainer writes checkpoint-N in place; trainer_state.json is the last file it writes ---
-
-def incomplete_checkpoints(folder: Path) -> list[Path]:
-    return [p for p in all_checkpoints(folder) if p.is_dir() and not (p / STATE).exists()]
-
-
-def remove_incomplete_checkpoints(folder: Path) -> None:
-    """A checkpoint cut short by a full disk would be picked by --resume and fail to load: remove it."""
-    for path in incomplete_checkpoints(folder):
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def checkpoint_bytes(folder: Path, model) -> int:
-    """The last complete checkpoint's size, else an estimate: trainable weights + Adam's two fp32 moments."""
-    complete = [p for p in all_checkpoints(folder) if (p / STATE).exists()]
-    if complete:
-        return folder_bytes(max(complete, key=lambda p: p.stat().st_mtime))
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    return sum(p.numel() * (p.element_size() + 8) for p in trainable)
-
-
-def guard_checkpoints(folder: Path, model):
-    """For the training loop: a full disk while saving a checkpoint ends in one line, without a broken one."""
-    return disk_space("a checkpoint", folder, needed=lambda: checkpoint_bytes(folder, model),
-                      clean_up=lambda: remove_incomplete_checkpoints(folder))
+def nearest_existing(path: Path) -> Path:
+    """`path` itself if it exists, else its closest existing parent (where OUT would be created)."""
+    path = Path(os.path.abspath(path))
+    while not path.exists():
+        path = path.parent
+    return path

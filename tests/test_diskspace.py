@@ -2,7 +2,8 @@
 
 import errno
 
-from kit.diskspace import disk_full_error, is_disk_full, remove_incomplete_checkpoints, size_text
+from kit.diskspace import disk_full_error, is_disk_full, size_text
+from kit.train.checkpoints import remove_incomplete_checkpoints
 
 
 def test_full_disk_is_found_as_cause_or_in_the_message():

@@ -1,7 +1,8 @@
 import pytest
 import torch
 
-from kit.export.merged import atomic_dir, base_16bit_name
+from kit.export.merged import atomic_dir
+from kit.models.names import base_16bit_name
 
 
 def test_atomic_dir_leaves_nothing_on_failure(tmp_path):

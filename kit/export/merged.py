@@ -14,9 +14,9 @@ from pathlib import Path
 
 from kit.atomic import atomic_dir
 from kit.diskspace import disk_space
+from kit.models.names import base_16bit_name
 from kit.export.lora_merge import merge_lora_shards
 
-_PREQUANTIZED_SUFFIXES = ("-unsloth-bnb-4bit", "-bnb-4bit")
 
 
 def save_adapter(model, tokenizer, out: Path) -> Path:
@@ -39,14 +39,6 @@ def save_full_model(model, tokenizer, base_name: str, out: Path, dtype: str) -> 
         if sentencepiece.is_file():
             shutil.copy2(sentencepiece, tmp / "tokenizer.model")
     return out
-
-
-def base_16bit_name(name: str) -> str:
-    """Unsloth's pre-quantized repos ('...-bnb-4bit') are 4-bit copies of a 16-bit repo without the suffix."""
-    for suffix in _PREQUANTIZED_SUFFIXES:
-        if name.endswith(suffix):
-            return name.removesuffix(suffix)
-    return name
 
 
 def save_merged(adapter_dir: Path, base_name: str, out: Path, dtype: str) -> Path:

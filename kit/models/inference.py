@@ -14,7 +14,7 @@ from pathlib import Path
 
 from kit.env import has_gpu, has_vllm
 from kit.errors import KitError
-from kit.export.merged import base_16bit_name
+from kit.models.names import base_16bit_name
 
 
 @dataclass

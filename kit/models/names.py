@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kit.errors import KitError
 
+_PREQUANTIZED_SUFFIXES = ("-unsloth-bnb-4bit", "-bnb-4bit")
 TINY_PREFIX = "kit:tiny-"  # kit:tiny-llama, kit:tiny-qwen2, kit:tiny-demo: built on the spot by kit.models.tiny
 
 
@@ -40,3 +41,11 @@ def require_model_folder(path: Path) -> Path:
         raise KitError(f"model folder {path} {what}, no config.json; give a folder written by save_pretrained "
                        "(e.g. OUT/merged of a run) or a hub id")
     return path
+
+
+def base_16bit_name(name: str) -> str:
+    """Unsloth's pre-quantized repos ('...-bnb-4bit') are 4-bit copies of a 16-bit repo without the suffix."""
+    for suffix in _PREQUANTIZED_SUFFIXES:
+        if name.endswith(suffix):
+            return name.removesuffix(suffix)
+    return name

@@ -8,7 +8,10 @@ as complete when that file parses and every weights file is whole; `latest_compl
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+
+from kit.diskspace import disk_space, folder_bytes
 
 STATE = "trainer_state.json"
 _BIN_WEIGHTS = ("adapter_model.bin", "pytorch_model.bin")
@@ -72,3 +75,30 @@ def planned_steps(max_steps: int, checkpoint: Path) -> int:
 def trained_to_plan(max_steps: int, checkpoint: Path) -> bool:
     """Every planned step is in `checkpoint`: resuming from it must not train (the trainer would add one)."""
     return step_of(checkpoint) >= planned_steps(max_steps, checkpoint)
+
+
+# --- a full disk while saving: the trainer writes checkpoint-N in place; trainer_state.json is the last file it writes ---
+
+def incomplete_checkpoints(folder: Path) -> list[Path]:
+    return [p for p in all_checkpoints(folder) if p.is_dir() and not (p / STATE).exists()]
+
+
+def remove_incomplete_checkpoints(folder: Path) -> None:
+    """A checkpoint cut short by a full disk would be picked by --resume and fail to load: remove it."""
+    for path in incomplete_checkpoints(folder):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def checkpoint_bytes(folder: Path, model) -> int:
+    """The last complete checkpoint's size, else an estimate: trainable weights + Adam's two fp32 moments."""
+    complete = [p for p in all_checkpoints(folder) if (p / STATE).exists()]
+    if complete:
+        return folder_bytes(max(complete, key=lambda p: p.stat().st_mtime))
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    return sum(p.numel() * (p.element_size() + 8) for p in trainable)
+
+
+def guard_checkpoints(folder: Path, model):
+    """For the training loop: a full disk while saving a checkpoint ends in one line, without a broken one."""
+    return disk_space("a checkpoint", folder, needed=lambda: checkpoint_bytes(folder, model),
+                      clean_up=lambda: remove_incomplete_checkpoints(folder))

@@ -21,6 +21,7 @@ from pathlib import Path
 from kit.atomic import PARTIAL, remove_partials
 from kit.train.checkpoints import latest_complete, planned_steps, trained_to_plan
 from kit.config import RunConfig
+from kit.diskspace import nearest_existing
 from kit.errors import KitError
 from kit import ranks
 from kit.train.run_lock import LOCK_NAME
@@ -108,11 +109,3 @@ def require_writable_folder(out: Path) -> None:
     except OSError as err:
         raise KitError(f"output folder {out} cannot be written: creating a folder in {base} failed "
                        f"({err.strerror}); choose an OUT in a folder you can write to") from None
-
-
-def nearest_existing(path: Path) -> Path:
-    """`path` itself if it exists, else its closest existing parent (where OUT would be created)."""
-    path = Path(os.path.abspath(path))
-    while not path.exists():
-        path = path.parent
-    return path

@@ -248,7 +248,7 @@ def train_stage(stage: str, cfg: RunConfig, recipe: Recipe, model, tokenizer, da
 
     GRPO's first steps also record the GPU's real peak memory next to the plan's estimate in run.yaml.
     """
-    from kit.diskspace import guard_checkpoints
+    from kit.train.checkpoints import guard_checkpoints
     from kit.train.resume import GracefulStop, latest_checkpoint, stop_on_signals
 
     # a full disk while saving a checkpoint: one line, and no incomplete checkpoint left for --resume to pick

@@ -1,0 +1,129 @@
+"""The package's shape, checked from its source: no import cycles between packages, short modules, and one
+place (kit/outputs.py) that spells the output folder's file names."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+KIT = Path(__file__).resolve().parents[1] / "kit"
+MAX_LINES = 250
+# What a run writes into OUT/; kit/outputs.py alone names them (other folders it reads come from it too).
+OUTPUT_FILES = ("run.yaml", "metrics.jsonl", "eval.json", "samples.jsonl", "diagnostics.jsonl", "report.md",
+                "distributed.json", "run.png", "metrics.png", ".run.lock", "verification.json")
+OUTPUT_FOLDERS = ("adapter", "merged", "checkpoints", "checkpoints-sft", "gguf", "plots")
+
+
+def kit_modules() -> list[Path]:
+    return sorted(KIT.rglob("*.py"))
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(KIT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def unit(module: str) -> str:
+    """The node of the package graph: kit.train.stages.sft -> kit.train; kit.config -> kit.config."""
+    return ".".join(module.split(".")[:2])
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every kit module this file imports, at the top or inside a function."""
+    found = set()
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("kit")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative import
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            if base == "kit" or base.startswith("kit."):
+                found |= {f"{base}.{alias.name}" for alias in node.names} if base == "kit" else {base}
+    return found
+
+
+def package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in kit_modules():
+        source = unit(module_name(path))
+        targets = {unit(m) for m in imported_modules(path)} - {source, "kit"}
+        graph.setdefault(source, set()).update(targets)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one node (Tarjan)."""
+    index, low, stack, on_stack, found, counter = {}, {}, [], set(), [], [0]
+
+    def visit(node):
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_package_imports_another_in_a_cycle():
+    assert cycles(package_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"kit.a": {"kit.b"}, "kit.b": {"kit.c"}, "kit.c": {"kit.a"}, "kit.d": {"kit.a"}}) == [
+        ["kit.a", "kit.b", "kit.c"]]
+    assert cycles({"kit.a": {"kit.b"}, "kit.b": set()}) == []
+
+
+@pytest.mark.parametrize("path", kit_modules(), ids=lambda p: str(p.relative_to(KIT)))
+def test_module_is_short(path):
+    assert len(path.read_text().splitlines()) <= MAX_LINES
+
+
+def spelled_output_names(path: Path) -> list[str]:
+    """String literals naming an output file, or an output folder joined with `/`, outside docstrings."""
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            found += [name for name in OUTPUT_FILES if name in node.value]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            right = node.right
+            if isinstance(right, ast.Constant) and right.value in OUTPUT_FOLDERS:
+                found.append(right.value)
+    return found
+
+
+@pytest.mark.parametrize("path", [p for p in kit_modules() if p.name != "outputs.py" or p.parent != KIT],
+                         ids=lambda p: str(p.relative_to(KIT)))
+def test_output_names_are_spelled_only_in_kit_outputs(path):
+    assert spelled_output_names(path) == []
+
+
+def test_the_output_name_check_sees_a_spelled_name(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text('"""Writes OUT/run.yaml."""\nP = out / "merged"\nQ = str(out) + "/metrics.jsonl"\n')
+    assert spelled_output_names(module) == ["merged", "metrics.jsonl"]
