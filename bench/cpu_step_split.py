@@ -26,8 +26,8 @@ REST = "log-probs, backward, optimizer"
 
 
 def time_trainer_calls(spent: dict[str, list[float]]) -> None:
-    """Wrap kit.train.run.build_trainer so the trainer it builds records each timed call's seconds."""
-    from kit.train import run as runner
+    """Wrap kit.train.stages.grpo.build_trainer so the trainer it builds records each timed call's seconds."""
+    from kit.train.stages import grpo as runner
 
     build = runner.build_trainer
 

@@ -291,7 +291,7 @@ def work_grpo_kit(spec: dict) -> dict:
     from kit.config import build_config
     from kit.export.merged import save_adapter
     from kit.recipe import RewardBundle
-    from kit.train.run import build_trainer, grpo_args
+    from kit.train.stages.grpo import build_trainer, grpo_args
 
     cfg = build_config([spec["kit_config"]])
     rewards = RewardBundle((token_parity, 1.0))

@@ -189,7 +189,7 @@ def test_bad_input_ends_in_one_error_line(case, tmp_path, tiny_model, monkeypatc
 def test_smoke_banner_names_a_data_file(capsys):
     from kit.config import resolve_config
     from kit.recipe import load_recipe
-    from kit.train.run import announce
+    from kit.train.summary import announce
 
     recipe = load_recipe("gsm8k")
     for data, said in [("sample", "and the recipe's sample data"), ("my.jsonl", "and data from my.jsonl"),

@@ -4,7 +4,8 @@ from kit.config import build_config
 from kit.errors import KitError
 from kit.train.output_folder import claim_output
 from kit.recipe import load_recipe
-from kit.train.run import grpo_args, output_path
+from kit.train.prepare import output_path
+from kit.train.stages.grpo import grpo_args
 
 
 def test_grpo_args_carry_settings_weights_and_extra(tmp_path):

@@ -16,7 +16,7 @@ from kit.eval import generate as gen
 from kit.models import inference
 from kit.config import build_config
 from kit.recipe import load_recipe
-from kit.train.run import evaluate_held_out_here
+from kit.train.evaluation import evaluate_held_out_here
 
 ANSWER = "<reasoning>\n1 + 1\n</reasoning>\n<answer>\n2\n</answer>"
 

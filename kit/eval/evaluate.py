@@ -109,16 +109,6 @@ def write_json(path: Path, results: list[EvalResult], **extra) -> None:
     path.write_text(json.dumps({**extra, "results": [asdict(r) for r in results]}, indent=2) + "\n")
 
 
-def run_context(model_path: str | None, adapter: str | None) -> dict:
-    """The training run a model came from (OUT/run.yaml beside OUT/merged or OUT/adapter), if any."""
-    import yaml
-
-    for candidate in (adapter, model_path):
-        if candidate and (Path(candidate).parent / "run.yaml").is_file():
-            return yaml.safe_load((Path(candidate).parent / "run.yaml").read_text()) or {}
-    return {}
-
-
 def compare(recipe: Recipe, rows, loaded, sampling: Sampling, names: tuple[str, str] = ("base", "trained"),
             batch_size: int = 32) -> list[EvalResult]:
     """With an adapter: the base (adapter off) and base + adapter, side by side; else the model alone."""

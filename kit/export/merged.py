@@ -59,3 +59,19 @@ def local_base_weights(name: str) -> Path:
 
     print(f"merge: fetching the 16-bit weights of {name} (safetensors, config, tokenizer)")
     return Path(snapshot_download(name, allow_patterns=["*.safetensors", "*.json", "tokenizer.model", "*.jinja"]))
+
+
+def write_adapter(job) -> Path | None:
+    """The `lora` save format (kit.export.formats): none for a fully fine-tuned model."""
+    return None if job.full_finetuning else job.adapter()
+
+
+def write_merged(job) -> Path:
+    """The `merged_16bit` save format: the adapter merged into 16-bit weights, or the fully trained weights."""
+    dtype, out = job.settings.merged_dtype, job.out.merged
+    if job.full_finetuning:  # no adapter: the trained weights are the merged model
+        print(f"save: writing the fully fine-tuned model in {dtype} -> {out}")
+        return save_full_model(job.model, job.tokenizer, job.base_model, out, dtype)
+    adapter = job.adapter()
+    print(f"save: merging the adapter into 16-bit ({dtype}) weights -> {out}")
+    return save_merged(adapter, job.base_model, out, dtype)

@@ -25,18 +25,17 @@ from kit.errors import KitError
 from kit import ranks
 from kit.launch import CONFIG_DIR
 from kit.recipe import Recipe
+from kit.train.output_folder import claim_output
+from kit.train.prepare import prepare_run
+from kit.train.run_lock import RUN_LOCK_ENV, hold_run_lock
 
 
 def launch(cfg: RunConfig, recipe: Recipe, train_argv: list[str], resume: bool = False) -> int:
-    from kit.train.output_folder import claim_output
-    from kit.train.run_lock import hold_run_lock
-    from kit.train.run import prepare_run
-
     check_launch(cfg)
     run = prepare_run(cfg, recipe)  # data checks, the tiny model built once
-    with hold_run_lock(run.out):  # for the whole launch; the ranks are told not to take it again
-        claim_output(cfg, run.out, resume)  # a used, locked or finished OUT is refused before any process starts
-        return start_ranks(cfg, run.out, train_argv)
+    with hold_run_lock(run.out.root):  # for the whole launch; the ranks are told not to take it again
+        claim_output(cfg, run.out.root, resume)  # a used, locked or finished OUT is refused before any starts
+        return start_ranks(cfg, run.out.root, train_argv)
 
 
 def start_ranks(cfg: RunConfig, out: Path, train_argv: list[str]) -> int:
@@ -112,8 +111,6 @@ def accelerate_command(cfg: RunConfig, train_argv: list[str]) -> list[str]:
 
 
 def worker_env(failures: str, out: Path) -> dict[str, str]:
-    from kit.train.run_lock import RUN_LOCK_ENV
-
     env = dict(os.environ, **{ranks.FAILURES_ENV: failures, RUN_LOCK_ENV: str(out.resolve())})
     # After Ctrl-C the launcher waits this long for the processes to finish their step and save a checkpoint
     # before it kills them (torch's default, 30 s, is shorter than one GRPO step of a real model).

@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kit.outputs import RunDir
 
-def plot_run(out: Path) -> Path | None:
+
+def plot_run(out: RunDir | Path) -> Path | None:
     """Write OUT/plots/run.png from metrics.jsonl and eval.json; None when there is nothing to draw."""
     import matplotlib
 
@@ -18,16 +20,16 @@ def plot_run(out: Path) -> Path | None:
 
     from kit.monitor.metrics import read_metrics
 
-    out = Path(out)
-    metrics = [m for m in read_metrics(out / "metrics.jsonl") if "reward" in m] if (out / "metrics.jsonl").exists() else []
-    evaluations = json.loads((out / "eval.json").read_text())["results"] if (out / "eval.json").exists() else []
+    out = RunDir(out)
+    metrics = [m for m in read_metrics(out.metrics) if "reward" in m] if out.metrics.exists() else []
+    evaluations = json.loads(out.eval.read_text())["results"] if out.eval.exists() else []
     if not metrics and not evaluations:
         return None
     figure, (curve, bars) = plt.subplots(1, 2, figsize=(12, 4.5))
     draw_rewards(curve, metrics)
     draw_scores(bars, evaluations)
     figure.tight_layout()
-    path = out / "plots" / "run.png"
+    path = out.run_plot
     path.parent.mkdir(exist_ok=True)
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -82,7 +84,7 @@ PANELS = [
 ]
 
 
-def plot_metrics(out: Path) -> Path | None:
+def plot_metrics(out: RunDir | Path) -> Path | None:
     """OUT/plots/metrics.png: one panel per thing the guide says to watch, from the GRPO steps."""
     import matplotlib
 
@@ -91,7 +93,8 @@ def plot_metrics(out: Path) -> Path | None:
 
     from kit.monitor.metrics import read_metrics
 
-    path = Path(out) / "metrics.jsonl"
+    out = RunDir(out)
+    path = out.metrics
     rows = [m for m in read_metrics(path) if m.get("stage", "grpo") == "grpo" and "reward" in m] if path.exists() else []
     if not rows:
         return None
@@ -112,7 +115,7 @@ def plot_metrics(out: Path) -> Path | None:
             ax.text(0.5, 0.5, "not logged in this run", ha="center", transform=ax.transAxes, color="gray")
         ax.set_xlabel("step", fontsize=8)
     figure.tight_layout()
-    target = Path(out) / "plots" / "metrics.png"
+    target = out.metrics_plot
     target.parent.mkdir(exist_ok=True)
     figure.savefig(target, dpi=100)
     plt.close(figure)

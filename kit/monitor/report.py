@@ -10,31 +10,33 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kit.outputs import RunDir
 
-def write_report(out: Path, timings: dict[str, float], eval_table: str | None) -> Path:
-    out = Path(out)
-    sections = [f"# Run report: {out.name}", "", "## Timings", ""]
+
+def write_report(out: RunDir | Path, timings: dict[str, float], eval_table: str | None) -> Path:
+    out = RunDir(out)
+    sections = [f"# Run report: {out.root.name}", "", "## Timings", ""]
     sections += [f"- {name}: {seconds:.1f} s" for name, seconds in timings.items()]
     sections += ["", "## Held-out evaluation", "", f"```\n{eval_table}\n```" if eval_table else
                  f"not run: {eval_not_run_reason(out)}"]
     sections += process_lines(out)
     sections += ["", "## Health diagnostics", ""] + diagnostics_lines(out)
-    sections += ["", "## Plots", ""] + [f"![{p.stem}](plots/{p.name})" for p in sorted((out / "plots").glob("*.png"))]
+    sections += ["", "## Plots", ""] + [f"![{p.stem}]({p.relative_to(out.root)})" for p in sorted(out.plots.glob("*.png"))]
     sections += ["", "## Sample completions", ""] + sample_lines(out)
-    sections += ["", "## Config and versions (run.yaml)", "", "```yaml", (out / "run.yaml").read_text().rstrip(), "```", ""]
-    path = out / "report.md"
-    path.write_text("\n".join(sections))
-    return path
+    sections += ["", f"## Config and versions ({out.run_file.name})", "", "```yaml", out.run_file.read_text().rstrip(),
+                 "```", ""]
+    out.report.write_text("\n".join(sections))
+    return out.report
 
 
-def eval_not_run_reason(out: Path) -> str:
+def eval_not_run_reason(out: RunDir) -> str:
     """The reason from the run's own settings (run.yaml), as the run printed it when it began."""
     import yaml
 
     from kit.data import eval_skip_reason
     from kit.config import SHARDED
 
-    run = yaml.safe_load((out / "run.yaml").read_text())
+    run = yaml.safe_load(out.run_file.read_text())
     data, evaluation, launch = run.get("data", {}), run.get("eval", {}), run.get("launch", {})
     reason = eval_skip_reason(data.get("path"), evaluation.get("n", 0), evaluation.get("path"))
     if reason:
@@ -45,9 +47,9 @@ def eval_not_run_reason(out: Path) -> str:
     return "no held-out rows were scored"
 
 
-def process_lines(out: Path) -> list[str]:
-    """A multi-process run's distributed.json as a table: one row per process."""
-    path = out / "distributed.json"
+def process_lines(out: RunDir) -> list[str]:
+    """A multi-process run's OUT/distributed.json as a table: one row per process."""
+    path = out.distributed
     if not path.exists():
         return []
     run = json.loads(path.read_text())
@@ -63,15 +65,15 @@ def process_lines(out: Path) -> list[str]:
     return lines
 
 
-def diagnostics_lines(out: Path) -> list[str]:
-    path = out / "diagnostics.jsonl"
+def diagnostics_lines(out: RunDir) -> list[str]:
+    path = out.diagnostics
     if not path.exists():
         return ["none raised"]
     return [f"- step {d['step']}: {d['message']}" for d in map(json.loads, path.read_text().splitlines())]
 
 
-def sample_lines(out: Path) -> list[str]:
-    path = out / "samples.jsonl"
+def sample_lines(out: RunDir) -> list[str]:
+    path = out.samples
     if not path.exists():
         return ["none recorded"]
     samples = [json.loads(line) for line in path.read_text().splitlines()]

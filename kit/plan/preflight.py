@@ -1,14 +1,15 @@
-"""The plan as the train command uses it: on the GPU it will run on, before anything is loaded.
+"""The plan as the commands use it: `kit train` checks it before loading, `kit plan` prints it.
 
     plan = plan_for_run(cfg, gpu="T4")   # None when there is no GPU to plan for (a CPU smoke run)
+    text, plan = plan_page(cfg, gpu=None, stack=None)   # kit plan: the breakdown and the other GPUs
 """
 
 from __future__ import annotations
 
 from kit.config import RunConfig
 from kit.errors import KitError
-from kit.plan.gpus import gpu_memory_gib, this_gpu
-from kit.plan.planner import Plan, describe, make_plan
+from kit.plan.gpus import GPUS, gpu_memory_gib, this_gpu
+from kit.plan.planner import Plan, assess, describe, make_plan
 from kit.plan.shapes import read_shape
 
 
@@ -19,11 +20,25 @@ def target_gpu(requested: str | None) -> tuple[str, float] | None:
     return this_gpu()
 
 
-def plan_for_run(cfg: RunConfig, gpu: str | None = None) -> Plan | None:
+def plan_for_run(cfg: RunConfig, gpu: str | None = None, stack: str | None = None) -> Plan | None:
     target = target_gpu(gpu)
     if target is None:
         return None
-    return make_plan(cfg, read_shape(cfg.model.name), *target, stack=default_stack(cfg))
+    return make_plan(cfg, read_shape(cfg.model.name), *target, stack=stack or default_stack(cfg))
+
+
+def plan_page(cfg: RunConfig, gpu: str | None, stack: str | None) -> tuple[str, Plan]:
+    """`kit plan`: the breakdown on the target GPU (a T4 when there is none), then the verdict on others."""
+    lines = []
+    if target_gpu(gpu) is None:
+        lines.append("no GPU here and no --gpu: planning for a T4 (Colab / Kaggle free tier)\n")
+        gpu = "T4"
+    stack = stack or default_stack(cfg)
+    plan = plan_for_run(cfg, gpu, stack)
+    shape = read_shape(cfg.model.name)
+    others = [f"{name} {assess(cfg, shape, name, gib, stack).verdict}" for name, gib in GPUS.items()]
+    lines += [describe(plan), f"\nother GPUs: {', '.join(others)}"]
+    return "\n".join(lines), plan
 
 
 def default_stack(cfg: RunConfig) -> str:

@@ -24,11 +24,8 @@ from kit.config import RunConfig
 from kit.diskspace import nearest_existing
 from kit.errors import KitError
 from kit import ranks
-from kit.train.run_lock import LOCK_NAME
+from kit.outputs import LOCK_NAME, RunDir
 
-# What a run writes before its first GRPO checkpoint: an OUT holding only these is a start to clear.
-EARLY_FILES = {"run.yaml", "metrics.jsonl", "eval.json", "samples.jsonl", "diagnostics.jsonl", "distributed.json",
-               "plots", "checkpoints", "checkpoints-sft"}
 
 
 def claim_output(cfg: RunConfig, out: Path, resume: bool) -> Path | None:
@@ -64,37 +61,36 @@ def start_fresh(out: Path) -> None:
 
 def stopped_before_first_checkpoint(out: Path, entries: list[Path]) -> bool:
     """OUT holds the kit's early files only (so nothing of the user's) and no checkpoint to continue from."""
-    return ((out / "run.yaml").is_file() and all(p.name in EARLY_FILES for p in entries)
-            and latest_complete(out / "checkpoints")[0] is None)
+    run = RunDir(out)
+    return (run.run_file.is_file() and all(p.name in run.early_entries() for p in entries)
+            and latest_complete(run.checkpoints)[0] is None)
 
 
 def sweep_partials(out: Path) -> None:
-    for path in remove_partials(out) + remove_partials(out / "gguf"):
+    for path in remove_partials(out) + remove_partials(RunDir(out).gguf):
         print(f"run: removed {path.name}, left half-written by a process that was stopped")
 
 
 def resume_checkpoint(cfg: RunConfig, out: Path) -> Path:
     """The newest complete checkpoint of the run in OUT; refuses a finished run."""
-    if not (out / "run.yaml").is_file():
-        raise KitError(f"cannot resume: {out} holds no run (no run.yaml); pass the OUT of the interrupted run")
-    checkpoint, skipped = latest_complete(out / "checkpoints")
+    run = RunDir(out)
+    if not run.run_file.is_file():
+        raise KitError(f"cannot resume: {out} holds no run (no {run.run_file.name}); pass the OUT of the "
+                       "interrupted run")
+    checkpoint, skipped = latest_complete(run.checkpoints)
     for path, why in skipped:
         print(f"resume: skipping {path}: incomplete, {why}")
         if ranks.is_main():  # the trainer would count it among its checkpoints and may save into it
             shutil.rmtree(path, ignore_errors=True)
     if checkpoint is None:
-        raise KitError(f"cannot resume: no complete GRPO checkpoint in {out / 'checkpoints'}: the run stopped before "
+        raise KitError(f"cannot resume: no complete GRPO checkpoint in {run.checkpoints}: the run stopped before "
                        "its first one; start it again without --resume (RESUME=1), with the same OUT")
-    if trained_to_plan(cfg.grpo.max_steps, checkpoint) and (out / "report.md").is_file():
+    if trained_to_plan(cfg.grpo.max_steps, checkpoint) and run.report.is_file():
         steps = planned_steps(cfg.grpo.max_steps, checkpoint)
         raise KitError(f"{out} is finished: all {steps} planned GRPO steps are trained and its outputs are written "
-                       f"({', '.join(finished_outputs(out))}); to train further, resume with more steps "
+                       f"({', '.join(map(str, run.finished_outputs()))}); to train further, resume with more steps "
                        f"(--steps N, N > {steps}), or start a new run with another OUT")
     return checkpoint
-
-
-def finished_outputs(out: Path) -> list[str]:
-    return [str(out / name) for name in ("merged", "adapter", "gguf", "report.md") if (out / name).exists()]
 
 
 def require_writable_folder(out: Path) -> None:

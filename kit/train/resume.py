@@ -10,6 +10,7 @@ and minutes on a large one, so no one step count bounds the work a crash (no sig
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from contextlib import contextmanager
@@ -17,8 +18,10 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-from kit.train.checkpoints import all_checkpoints
 from kit import ranks
+from kit.errors import KitError
+from kit.outputs import RunDir
+from kit.train.checkpoints import all_checkpoints, guard_checkpoints, step_of
 
 
 class GracefulStop(TrainerCallback):
@@ -79,3 +82,45 @@ class SaveEveryMinutes(TrainerCallback):
 
     def on_save(self, args, state, control, **kwargs):
         self.last = self.clock()
+
+
+class Interrupted(KitError):
+    """Training stopped on a signal after saving a checkpoint."""
+
+    def __init__(self, out: RunDir, checkpoint: Path | None, recipe_name: str):
+        if checkpoint is None:  # stopped during the SFT warm start: GRPO has nothing to continue from
+            super().__init__("interrupted before GRPO saved a checkpoint, so there is nothing to continue from; "
+                             f"start it again with the same command (a new run clears {out} and reuses it)")
+            return
+        super().__init__(f"interrupted: checkpoint saved in {checkpoint}; continue with: python -m kit train "
+                         f"{recipe_name} --out {out} --resume   (or: make train RECIPE={recipe_name} OUT={out} "
+                         "RESUME=1)")
+
+
+@contextmanager
+def stop_on_request(out: RunDir, model, recipe_name: str):
+    """Around one stage: Ctrl-C / SIGTERM saves a checkpoint and raises Interrupted; a full disk while saving
+    one ends in one line, without an incomplete checkpoint left for --resume to pick."""
+    with stop_on_signals(GracefulStop()) as stopper, guard_checkpoints(out.checkpoints, model):
+        yield stopper
+    if stopper.requested:
+        raise Interrupted(out, latest_checkpoint(out.checkpoints), recipe_name)
+
+
+def continue_from(out: RunDir, checkpoint: Path) -> None:
+    """Say where GRPO continues; metrics logged after that checkpoint will be logged again."""
+    print(f"resume: continuing GRPO from {checkpoint}")
+    if ranks.is_main():
+        drop_metrics_after(out.metrics, step_of(checkpoint))
+
+
+def drop_metrics_after(path: Path, step: int) -> None:
+    """Steps logged after the checkpoint will be trained and logged again; keep one record per step."""
+    if not path.exists():
+        return
+
+    def retrained(record: dict) -> bool:
+        return record.get("stage", "grpo") == "grpo" and record["step"] > step
+
+    kept = [line for line in path.read_text().splitlines() if line.strip() and not retrained(json.loads(line))]
+    path.write_text("".join(line + "\n" for line in kept))

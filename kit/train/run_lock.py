@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kit.errors import KitError
+from kit.outputs import LOCK_NAME
 from kit import ranks
 
-LOCK_NAME = ".run.lock"
 RUN_LOCK_ENV = "KIT_RUN_LOCK_HELD"  # set by the launcher to the OUT whose lock it holds for its ranks
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from kit.atomic import PARTIAL
 from kit.errors import KitError
+from kit.outputs import VERIFICATION, RunDir, run_of
 from kit.export.gguf import convert, quants, spm
 from kit.export.gguf.verify import Reference, Verification, print_table, verify, write_report
 
@@ -34,11 +35,14 @@ class ExportResult:
 
 
 def default_out_dir(model_dir: Path) -> Path:
-    return model_dir.parent / "gguf" if model_dir.name == "merged" else model_dir / "gguf"
+    """OUT/gguf for a run's OUT/merged; a gguf folder inside any other model folder."""
+    run = run_of(model_dir)
+    return run.gguf if run and model_dir == run.merged else RunDir(model_dir).gguf
 
 
 def default_name(model_dir: Path) -> str:
-    return model_dir.parent.name if model_dir.name == "merged" else model_dir.name
+    run = run_of(model_dir)
+    return run.root.name if run and model_dir == run.merged else model_dir.name
 
 
 def export_gguf(model_dir: Path, quant_names: list[str], out_dir: Path | None = None, name: str | None = None,
@@ -120,5 +124,15 @@ def verify_files(model_dir: Path, files: list[Path], wanted: list[str], out_dir:
     reference = Reference(model_dir)
     results = [verify(path, quant, reference) for path, quant in zip(files, wanted)]
     print_table(results)
-    write_report(results, out_dir / "verification.json")
+    write_report(results, out_dir / VERIFICATION)
     return results
+
+
+def write_gguf(job) -> Path | None:
+    """The `gguf` save format (kit.export.formats): from OUT/merged; a failed check is recorded, not raised."""
+    merged = job.written.get("merged_16bit")
+    if merged is None:
+        return None
+    if not export_gguf(merged, job.settings.quant).ok:
+        job.failed.append("gguf")
+    return job.out.gguf

@@ -7,11 +7,15 @@ target text per row with `sft_target(row) -> str`; TRL's SFTTrainer trains on th
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from kit.config import RunConfig
 from kit.errors import KitError
+from kit.outputs import RunDir
 from kit.recipe import Recipe
+from kit.train.stages.settings import checked_extra
+
+# What the kit sets in SFTConfig itself, and where the user changes it instead.
+KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed", "save_strategy": "the run (it saves "
+            "after the last stage)", "report_to": "grpo.report_to", "max_length": "model.max_seq_length"}
 
 
 def sft_dataset(recipe: Recipe, rows):
@@ -21,26 +25,29 @@ def sft_dataset(recipe: Recipe, rows):
     return rows.map(lambda row: {"completion": [{"role": "assistant", "content": recipe.sft_target(row)}]})
 
 
-def sft_args(cfg: RunConfig, out: Path):
+def arguments(cfg: RunConfig, recipe: Recipe, rows, rewards, out: RunDir):
+    sft_dataset(recipe, rows.select(range(1)))  # the recipe must know how to write a worked answer
+    return sft_args(cfg, out)
+
+
+def sft_args(cfg: RunConfig, out: RunDir):
     from trl import SFTConfig
 
     s = cfg.sft
-    known = set(SFTConfig.__dataclass_fields__)
-    unknown = sorted(set(s.extra) - known)
-    if unknown:
-        raise KitError(f"sft.extra.{unknown[0]}: not an SFTConfig setting in this TRL version")
+    extra = checked_extra("sft", s.extra, SFTConfig, set(type(s).model_fields), KIT_SETS)
     return SFTConfig(
-        output_dir=str(out / "checkpoints-sft"),
+        output_dir=str(RunDir(out).sft_checkpoints),
         seed=cfg.seed,
         save_strategy="no",  # a warm start of minutes; the run saves after the last stage
         report_to=cfg.grpo.report_to,
         max_length=cfg.model.max_seq_length,
         **s.model_dump(exclude={"extra"}),
-        **s.extra,
+        **extra,
     )
 
 
-def run_sft(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, args, out: Path, stopper=None):
+def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, rewards, args, out: RunDir, stopper=None,
+          checkpoint=None, plan=None):
     """Train the warm start in place; returns the trainer (its save_model gathers sharded weights)."""
     from trl import SFTTrainer
 
@@ -48,7 +55,8 @@ def run_sft(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, args, out: P
 
     per_step = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps * cfg.launch.num_processes
     print(f"sft: {cfg.sft.max_steps} steps of {per_step} worked answers, learning rate {cfg.sft.learning_rate:g}")
+    callbacks = [MetricsFile(out.metrics, stage="sft")] + ([stopper] if stopper else [])
     trainer = SFTTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=sft_dataset(recipe, rows),
-                         callbacks=[MetricsFile(out / "metrics.jsonl", stage="sft")] + ([stopper] if stopper else []))
+                         callbacks=callbacks)
     trainer.train()
     return trainer

@@ -1,0 +1,183 @@
+"""The command line: `python -m kit train RECIPE ...` (the Makefile's targets call this).
+
+    python -m kit train gsm8k                                  # smoke run without a GPU, full with one
+    python -m kit train gsm8k --model unsloth/Qwen2.5-3B-Instruct --steps 500 --out runs/q3b
+    python -m kit train ./my_recipe.py --config my.yaml grpo.learning_rate=1e-5
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from kit import ranks
+from kit.cli.parser import build_parser
+from kit.diskspace import disk_full_error, is_disk_full
+from kit.errors import KitError
+from kit.outputs import RunDir
+
+
+def cli_layer(args: argparse.Namespace) -> dict:
+    """The CLI's settings as a config layer: named flags first, then section.key=value overrides."""
+    from kit.config import deep_merge, parse_overrides
+
+    flags = {  # `plan` shares --model and --profile with `train`, not the rest
+        ("model", "name"): args.model,
+        ("grpo", "max_steps"): getattr(args, "steps", None),
+        ("data", "path"): getattr(args, "data", None),
+        ("launch", "num_processes"): getattr(args, "num_processes", None),
+        ("launch", "launcher"): getattr(args, "launcher", None),
+    }
+    layer: dict = {"recipe": args.recipe}
+    for (section, key), value in flags.items():
+        if value is not None:
+            layer.setdefault(section, {})[key] = value
+    if getattr(args, "out", None):
+        layer["output_dir"] = args.out
+    if args.profile:
+        layer["profile"] = args.profile
+    return deep_merge(layer, parse_overrides(args.overrides))
+
+
+def resolved_config(recipe, file_layer: dict, layer: dict, gpu: bool):
+    """The run's settings, layered: the recipe's defaults < profile < --config file < flags and overrides."""
+    from kit.config import resolve_config
+
+    return resolve_config(recipe.defaults, file_layer, layer, gpu=gpu, recipe_has_sample=recipe.write_sample is not None)
+
+
+def train_command(args: argparse.Namespace) -> int:
+    ranks.quiet_other_ranks()  # before the imports below, which print banners
+    from kit.config import read_yaml
+    from kit.env import driver_problem, has_gpu
+    from kit.plan.preflight import check_before_training
+    from kit.recipe import load_recipe
+
+    if not has_gpu() and (problem := driver_problem()):  # torch sees no GPU: say why before the CPU takes over
+        print(f"train: {problem}")
+    recipe = load_recipe(args.recipe)
+    if args.resume and not args.out:
+        raise KitError("--resume needs --out: the folder of the interrupted run")
+    config_file = RunDir(args.out).run_file if args.resume else args.config  # a resumed run keeps its settings
+    file_layer = read_yaml(config_file) if config_file else {}
+    layer = cli_layer(args)
+    if ranks.in_worker():  # started by a launcher: its process count is the truth
+        layer.setdefault("launch", {})["num_processes"] = ranks.world_size()
+    cfg = resolved_config(recipe, file_layer, layer, gpu=has_gpu())
+    plan = None if ranks.in_worker() else check_before_training(cfg, args.gpu, args.skip_plan)  # ranks: checked
+    if cfg.launch.num_processes > 1 and not ranks.in_worker():
+        from kit.launch.launcher import launch
+
+        return launch(cfg, recipe, args.argv[1:], resume=args.resume)
+    return train_here(cfg, recipe, args.resume, plan)
+
+
+def train_here(cfg, recipe, resume: bool, plan) -> int:
+    from kit.train.resume import Interrupted
+    from kit.train.run import run_training
+
+    try:
+        result = run_training(cfg, recipe, resume=resume, plan=plan)
+    except Interrupted as stop:
+        if ranks.is_main():
+            print(stop, file=sys.stderr)
+        ranks.record_interruption()
+        return 130
+    if result.failed:
+        ranks.record_failure(KitError(f"saved outputs failed their checks ({', '.join(result.failed)}): see "
+                                      f"{result.output_dir}"))
+        return 1
+    return 0
+
+
+def plan_command(args: argparse.Namespace) -> int:
+    from kit.config import read_yaml
+    from kit.plan.planner import NO_FIT
+    from kit.plan.preflight import plan_page
+    from kit.recipe import load_recipe
+
+    recipe = load_recipe(args.recipe)
+    cfg = resolved_config(recipe, read_yaml(args.config) if args.config else {}, cli_layer(args), gpu=True)
+    text, plan = plan_page(cfg, args.gpu, args.stack)
+    print(text)
+    return 1 if plan.verdict == NO_FIT else 0
+
+
+def export_command(args: argparse.Namespace) -> int:
+    from kit.export.gguf.export import export_gguf
+    from kit.outputs import VERIFICATION
+
+    result = export_gguf(Path(args.model_dir), args.quant, Path(args.out) if args.out else None, args.name,
+                         check=not args.no_verify, overwrite=args.overwrite)
+    for path in result.files:
+        print(f"  {path}")
+    print(f"  {result.modelfile}  (ollama create NAME -f {result.modelfile})")
+    if not result.ok:
+        print(f"error: a required check failed for at least one file (see the table above and {VERIFICATION})",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def rewards_command(args: argparse.Namespace) -> int:
+    from kit.recipe import load_recipe
+    from kit.rewards.dry_run import load_samples, print_report, run_bundle
+
+    recipe = load_recipe(args.recipe)
+    samples = load_samples(recipe, args.completions)
+    runs = run_bundle(recipe.rewards, samples)
+    print_report(runs, samples)
+    return 1 if any(run.error for run in runs) else 0
+
+
+def eval_command(args: argparse.Namespace) -> int:
+    from kit.eval.command import evaluate_command
+    from kit.recipe import load_recipe
+
+    evaluate_command(load_recipe(args.recipe), args.model, args.adapter, args.baseline, args.split, args.n,
+                     args.data, args.max_new_tokens, args.json)
+    return 0
+
+
+def chat_command(args: argparse.Namespace) -> int:
+    from kit.eval.chat import chat_loop
+
+    return chat_loop(args)
+
+
+def close_progress_bars() -> None:
+    """A bar the failing step left open (the trainer's) would end its line with our error: finish it first."""
+    tqdm = sys.modules.get("tqdm")
+    for bar in list(getattr(getattr(tqdm, "tqdm", None), "_instances", [])):
+        bar.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.stdout.reconfigure(line_buffering=True)  # the kit's lines stay in order with progress bars on stderr
+    parser = build_parser()
+    # Overrides may come after options (`--out x grpo.beta=0.04`), which argparse leaves unparsed.
+    args, rest = parser.parse_known_args(argv)
+    unknown = [item for item in rest if item.startswith("-") or "=" not in item]
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if rest and args.command not in ("train", "plan"):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.overrides = [*getattr(args, "overrides", []), *rest]
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: a multi-process run passes it on
+    try:
+        commands = {"train": train_command, "export": export_command, "rewards": rewards_command,
+                    "eval": eval_command, "chat": chat_command, "plan": plan_command}
+        return commands[args.command](args)
+    except KitError as err:
+        close_progress_bars()
+        print(f"error: {err}", file=sys.stderr)
+        ranks.record_failure(err)  # in a rank of a multi-process run, the launcher reports it
+        return 2
+    except Exception as err:
+        ranks.record_failure(err)
+        if is_disk_full(err):  # anywhere the kit does not guard itself (run.yaml, eval.json, GGUF files)
+            close_progress_bars()
+            print(f"error: {disk_full_error('files', Path.cwd(), err=err)}", file=sys.stderr)
+            return 2
+        raise

@@ -1,0 +1,81 @@
+"""The command line's arguments: one subcommand per thing the kit does (kit.cli runs them)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import get_args
+
+from kit.config import LaunchConfig, RunConfig
+from kit.outputs import RunDir
+from kit.plan.memory import Stack
+
+# The choices come from the config's own types, so a new launcher or profile needs no change here.
+PROFILES = get_args(RunConfig.model_fields["profile"].annotation)
+LAUNCHERS = get_args(LaunchConfig.model_fields["launcher"].annotation)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m kit", description="GRPO fine-tuning on one GPU.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    train = commands.add_parser("train", help="train a recipe with GRPO and save adapter + merged model")
+    train.add_argument("recipe", help="recipe name (gsm8k), dotted module path, or path to a .py file")
+    train.add_argument("--config", help=f"YAML file of settings (same shape as {RunDir('OUT').run_file})")
+    train.add_argument("--model", help="hub id or local folder (sets model.name)")
+    train.add_argument("--steps", type=int, help="GRPO steps (sets grpo.max_steps)")
+    train.add_argument("--out", help="output folder (default outputs/<recipe>-<timestamp>)")
+    train.add_argument("--profile", choices=PROFILES, help="smoke: tiny model + sample data")
+    train.add_argument("--data", help="local .jsonl/.csv/.parquet file, or 'sample' (sets data.path)")
+    train.add_argument("--resume", action="store_true", help="continue the interrupted run in --out from its latest checkpoint")
+    train.add_argument("--gpu", help="plan memory for this GPU (T4, L4, A100-40GB, 16GB ...; default: the GPU here)")
+    train.add_argument("--skip-plan", action="store_true", help="train even when the memory plan says it will not fit")
+    train.add_argument("--num-processes", type=int, help="more than 1: one process per GPU through accelerate launch "
+                       "(sets launch.num_processes)")
+    train.add_argument("--launcher", choices=LAUNCHERS,
+                       help="how the processes share the work: kit/launch/<launcher>.yaml (sets launch.launcher)")
+    train.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.beta=0.04")
+
+    export = commands.add_parser("export", help="convert a merged model to GGUF, quantize, verify in llama.cpp")
+    export.add_argument("model_dir", help="a merged 16-bit model folder, e.g. outputs/<run>/merged")
+    export.add_argument("--quant", nargs="+", default=["q4_k_m"], help="f16 bf16 q8_0 q4_k_m q5_k_m q6_k ... (default q4_k_m)")
+    export.add_argument("--out", help="folder for the files (default: <run>/gguf)")
+    export.add_argument("--name", help="file name stem (default: the run folder's name)")
+    export.add_argument("--no-verify", action="store_true", help="skip the llama.cpp checks (not recommended)")
+    export.add_argument("--overwrite", action="store_true", help="replace GGUF files of the same name in --out")
+
+    evaluate = commands.add_parser("eval", help="score a model (and its base) on held-out prompts")
+    evaluate.add_argument("recipe", help="recipe name, dotted module path, or .py file")
+    evaluate.add_argument("--model", help="merged model folder or hub id (default: the adapter's base)")
+    evaluate.add_argument("--adapter", help="LoRA adapter folder: scores the base and base + adapter side by side")
+    evaluate.add_argument("--baseline", help="another model to score beside --model (e.g. the base of a merged model)")
+    evaluate.add_argument("--split", default="test")
+    evaluate.add_argument("--n", type=int, default=200, help="number of held-out prompts (default 200)")
+    evaluate.add_argument("--data", help="local file or 'sample' (default: the run's eval data, else the hub)")
+    evaluate.add_argument("--max-new-tokens", type=int, help="default: the run's grpo.max_completion_length")
+    evaluate.add_argument("--json", help="where to write the results (default: eval-<model>-<split>.json in the run folder)")
+
+    chat = commands.add_parser("chat", help="talk to a model in the terminal, with the recipe's system prompt")
+    chat.add_argument("model", nargs="?", help="merged model folder or hub id (default: the adapter's base)")
+    chat.add_argument("--adapter", help="LoRA adapter folder")
+    chat.add_argument("--recipe", default="gsm8k", help="whose system prompt to use (default gsm8k)")
+    chat.add_argument("--system", help="a system prompt of your own instead")
+    chat.add_argument("--max-new-tokens", type=int, default=256)
+    chat.add_argument("--temperature", type=float, default=0.0)
+
+    plan = commands.add_parser("plan", help="estimate GPU memory before loading: breakdown, verdict, what fits")
+    plan.add_argument("recipe", help="recipe name, dotted module path, or .py file")
+    plan.add_argument("--model", help="hub id or local folder; only its config.json is read")
+    plan.add_argument("--gpu", help="T4, L4, A10G, RTX4090, A100-40GB, H100 ... or a size such as 16GB "
+                      "(default: the GPU here, else T4)")
+    plan.add_argument("--config", help="YAML file of settings, as for train")
+    plan.add_argument("--profile", choices=[p for p in PROFILES if p != "auto"], help="smoke: the tiny model (default full)")
+    plan.add_argument("--stack", choices=get_args(Stack),
+                      help="trl: what plain TRL + FlashAttention 2 would need (the default with "
+                      "launch.num_processes > 1, which loads with transformers + PEFT)")
+    plan.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.num_generations=16")
+
+    rewards = commands.add_parser("rewards", help="work with a recipe's reward functions")
+    rewards_commands = rewards.add_subparsers(dest="rewards_command", required=True)
+    check = rewards_commands.add_parser("check", help="run the reward bundle on sample completions, with warnings")
+    check.add_argument("recipe", help="recipe name, dotted module path, or .py file")
+    check.add_argument("--completions", help='JSONL file: {"completion": ..., <dataset columns>} per line')
+    return parser

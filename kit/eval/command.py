@@ -1,0 +1,62 @@
+"""`python -m kit eval`: score a model (and its base, or a baseline) on held-out prompts, outside a run.
+
+Settings the user leaves out come from the training run the model belongs to (OUT/run.yaml beside
+OUT/merged or OUT/adapter): its eval or training data, and its completion length.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kit.config import DataConfig
+from kit.data import load_rows
+from kit.errors import KitError
+from kit.eval.evaluate import compare, evaluate, format_table, write_json
+from kit.eval.generate import Sampling
+from kit.models.inference import load_for_inference
+from kit.outputs import eval_file_name, run_file_beside
+from kit.recipe import Recipe
+
+DEFAULT_COMPLETION_TOKENS = 256  # when neither the run nor the recipe says
+
+
+def run_context(model_path: str | None, adapter: str | None) -> dict:
+    """The training run a model came from (OUT/run.yaml beside OUT/merged or OUT/adapter), if any."""
+    import yaml
+
+    for candidate in (adapter, model_path):
+        if candidate and run_file_beside(candidate).is_file():
+            return yaml.safe_load(run_file_beside(candidate).read_text()) or {}
+    return {}
+
+
+def at_least_one(value: int, flag: str, meaning: str) -> None:
+    """Checked before any loading: a count below 1 otherwise ends in a pydantic traceback."""
+    if value < 1:
+        raise KitError(f"{flag} {value}: must be 1 or more ({meaning})")
+
+
+def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, baseline: str | None, split: str,
+                     n: int, data: str | None, max_new_tokens: int | None, json_path: str | None) -> Path:
+    at_least_one(n, "--n", "the number of held-out prompts to score")
+    if max_new_tokens is not None:
+        at_least_one(max_new_tokens, "--max-new-tokens", "the longest answer to generate, in tokens")
+    run = run_context(model, adapter)
+    data = data or (run.get("eval") or {}).get("path") or (run.get("data") or {}).get("path")
+    rows = load_rows(recipe, DataConfig(path=data, split=split, limit=n))
+    tokens = max_new_tokens or (run.get("grpo") or {}).get("max_completion_length") or \
+        recipe.defaults.get("grpo", {}).get("max_completion_length", DEFAULT_COMPLETION_TOKENS)
+    sampling = Sampling(max_new_tokens=tokens)
+    print(f"eval: {len(rows)} prompts from {data or 'the hub'} ({split}), up to {tokens} new tokens, greedy")
+    results = []
+    if baseline:
+        loaded = load_for_inference(baseline)
+        results.append(evaluate(loaded.model, loaded.tokenizer, recipe, rows, sampling, "baseline"))
+    results += compare(recipe, rows, load_for_inference(model, adapter), sampling)
+    print(format_table(results))
+    source = Path(adapter or model or ".")
+    name = eval_file_name(source, split)
+    path = Path(json_path) if json_path else (source.parent / name if source.is_dir() else Path(name))
+    write_json(path, results, recipe=recipe.name, split=split, max_new_tokens=tokens)
+    print(f"eval: results in {path}")
+    return path

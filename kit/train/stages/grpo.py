@@ -1,0 +1,117 @@
+"""The GRPO stage: TRL's GRPOConfig from the `grpo` section, the trainer with the kit's callbacks, training.
+
+A checkpoint every grpo.save_steps and every grpo.save_minutes; a run resumed from one continues there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kit import ranks
+from kit.config import SHARDED, RunConfig
+from kit.models import training as loader  # imports Unsloth, which must patch TRL before TRL is used
+from kit.outputs import RunDir
+from kit.recipe import Recipe
+from kit.recipe import RewardBundle  # BUNDLE-MOVE
+from kit.rewards.guard import CheckedReward
+from kit.train.checkpoints import trained_to_plan
+from kit.train.stages.settings import checked_extra
+
+# What the kit sets in GRPOConfig itself, and where the user changes it instead.
+KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed",
+            "reward_weights": "the recipe's weights (rewards.<name>=W)", "save_strategy": "grpo.save_steps"}
+
+
+def arguments(cfg: RunConfig, recipe: Recipe, rows, rewards: RewardBundle, out: RunDir):
+    return grpo_args(cfg, out, rewards)
+
+
+def grpo_args(cfg: RunConfig, out: RunDir | Path, rewards: RewardBundle):
+    """TRL's GRPOConfig from the `grpo` section; `grpo.extra` passes any other field through."""
+    from trl import GRPOConfig
+
+    g = cfg.grpo
+    extra = checked_extra("grpo", g.extra, GRPOConfig, set(type(g).model_fields), KIT_SETS)
+    settings = g.model_dump(exclude={"extra", "save_minutes"})  # save_minutes: the kit's callback, not TRL's
+    return GRPOConfig(
+        output_dir=str(RunDir(out).checkpoints),
+        seed=cfg.seed,
+        reward_weights=rewards.weights,
+        save_strategy="steps",
+        **settings,
+        **{**rank_settings(cfg), **extra},
+    )
+
+
+def rank_settings(cfg: RunConfig) -> dict:
+    """GRPOConfig fields for a rank of a multi-process run, where Unsloth's loader did not set them up.
+
+    vLLM runs inside each rank (colocate); for a separate vLLM server started with `trl vllm-serve`, set
+    grpo.extra.vllm_mode=server (README, "More than one GPU").
+    """
+    if not ranks.in_worker():
+        return {}
+    settings = {"gradient_checkpointing": cfg.model.gradient_checkpointing != "false",
+                "gradient_checkpointing_kwargs": {"use_reentrant": False},  # DDP cannot re-enter the graph
+                "ddp_find_unused_parameters": cfg.model.full_finetuning}  # every LoRA weight gets a gradient
+    if loader.fast_inference_available(cfg.model):
+        settings |= {"use_vllm": True, "vllm_mode": "colocate",
+                     "vllm_gpu_memory_utilization": cfg.model.gpu_memory_utilization,  # the plan checks this share
+                     "vllm_max_model_length": cfg.model.max_seq_length}  # not the model's whole context
+    return settings
+
+
+def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards: RewardBundle, args, out: RunDir,
+          stopper, checkpoint: Path | None = None, plan=None):
+    """GRPO from the start or from `checkpoint`; the GPU's real peak memory goes beside the plan in run.yaml.
+
+    A checkpoint that already holds every planned step (the run stopped after training, before its outputs
+    were written) is loaded and not trained on: the trainer would train one step past the plan.
+    """
+    from kit.plan.record import MemoryRecorder
+    from kit.train.resume import SaveEveryMinutes
+
+    trainer = build_trainer(cfg, args, model, tokenizer, dataset, rewards, out)
+    if checkpoint is not None and trained_to_plan(cfg.grpo.max_steps, checkpoint):
+        print(f"resume: {checkpoint} holds every planned step; writing the outputs the stopped run did not")
+        trainer._load_from_checkpoint(str(checkpoint))  # the weights, as train(resume_from_checkpoint=) loads them
+        return trainer
+    trainer.add_callback(stopper)
+    if cfg.grpo.save_minutes:
+        trainer.add_callback(SaveEveryMinutes(cfg.grpo.save_minutes))
+    if ranks.is_main():
+        trainer.add_callback(MemoryRecorder(out.run_file, plan))
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    return trainer
+
+
+def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: RewardBundle, out: RunDir | Path):
+    """TRL's GRPOTrainer with the kit's callbacks: metrics file, health checks, samples, per-rank counts."""
+    from trl import GRPOTrainer
+
+    from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger
+    from kit.monitor.metrics import MetricsFile
+
+    out = RunDir(out)
+    read = sorted({c for columns in rewards.columns_needed().values() for c in columns if c != "prompt"})
+    samples = SampleLogger(out.samples, cfg.monitor.sample_every, cfg.monitor.samples, cfg.seed, dataset, read)
+    health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window), out.diagnostics)
+    callbacks = [MetricsFile(out.metrics), health] + ([samples] if cfg.monitor.samples else [])
+    funcs = [CheckedReward(fn) for fn in rewards.funcs]  # a broken reward stops the run with one line
+    if ranks.in_worker():  # every rank counts what it did; rank 0 writes it all to OUT/distributed.json
+        from kit.monitor.ranks import CountedReward, RankReport
+
+        funcs = [CountedReward(funcs[0]), *funcs[1:]]
+        callbacks.append(RankReport(out.distributed, funcs[0], cfg.launch.launcher))
+    trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=funcs, args=args,
+                          train_dataset=dataset, callbacks=callbacks)
+    samples.trainer = trainer
+    return trainer
+
+
+def gather_sharded_adapter(cfg: RunConfig, trainer, out: RunDir) -> bool:
+    """ZeRO-3 / FSDP: each rank holds a shard; the trainer gathers the adapter and rank 0 writes OUT/adapter."""
+    if not (ranks.in_worker() and cfg.launch.launcher in SHARDED):
+        return False
+    trainer.save_model(str(out.adapter))
+    return True
