@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from kit.outputs import RunDir
@@ -21,7 +22,8 @@ def plot_run(out: RunDir | Path) -> Path | None:
     from kit.monitor.metrics import read_metrics
 
     out = RunDir(out)
-    metrics = [m for m in read_metrics(out.metrics) if "reward" in m] if out.metrics.exists() else []
+    # metrics.jsonl keeps a non-finite value as a string ("nan"): a step without a number has no point to draw
+    metrics = [m for m in read_metrics(out.metrics) if finite(m.get("reward"))] if out.metrics.exists() else []
     evaluations = json.loads(out.eval.read_text())["results"] if out.eval.exists() else []
     if not metrics and not evaluations:
         return None
@@ -48,11 +50,15 @@ def draw_rewards(ax, metrics: list[dict]) -> None:
     smooth = [sum(reward[max(0, i - window + 1): i + 1]) / len(reward[max(0, i - window + 1): i + 1])
               for i in range(len(reward))]
     ax.plot(steps, smooth, color="#1f5f8b", linewidth=2, label=f"mean of last {window}")
-    std = [m.get("reward_std", 0.0) for m in metrics]
+    std = [m.get("reward_std", 0.0) if finite(m.get("reward_std", 0.0)) else math.nan for m in metrics]  # a gap
     ax.plot(steps, std, color="#d98c1f", linewidth=1, label="reward_std (learning signal)")
     ax.set_xlabel("step")
     ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
+
+
+def finite(value) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def draw_scores(ax, evaluations: list[dict]) -> None:

@@ -82,7 +82,8 @@ def sample_lines(out: RunDir) -> list[str]:
     for step, label in ((steps[0], "early"), (steps[-1], "late")):
         lines += [f"### {label}: step {step}", ""]
         for s in (s for s in samples if s["step"] == step):
-            rewards = ", ".join(f"{k} {v:.2g}" for k, v in s["rewards"].items() if v is not None)
+            # TRL logs a reward that does not apply to a row (None) as NaN: left out either way
+            rewards = ", ".join(f"{k} {v:.2g}" for k, v in s["rewards"].items() if v is not None and v == v)
             lines += [f"- prompt: `{_short(s['prompt'])}`", f"  completion: `{_short(s['completion'])}`", f"  rewards: {rewards}"]
         lines.append("")
         if steps[0] == steps[-1]:

@@ -152,15 +152,11 @@ def test_non_finite_losses_are_left_out_of_the_metrics_curves(tmp_path, figures)
     assert [x for x, _ in drawn["grad_norm"]] == [1, 2, 3, 4, 6, 7, 8, 9, 10]
 
 
-@pytest.mark.xfail(strict=True, reason="plot_run sums the rewards for its running mean, and metrics.jsonl keeps "
-                   "a non-finite reward as the string 'nan' (MetricsFile): TypeError int + str")
 def test_a_non_finite_reward_does_not_stop_run_png(tmp_path):
     out = make_run(tmp_path, grpo_steps=range(1, 11), change={3: {"reward": math.nan}})
     assert png_size(plot_run(out)) == (1320, 495)
 
 
-@pytest.mark.xfail(strict=True, reason="plot_run draws reward_std as read from metrics.jsonl; one 'inf' string "
-                   "turns the whole line into matplotlib categories ('0.3', 'inf') instead of numbers")
 def test_a_non_finite_reward_std_leaves_the_other_steps_on_a_numeric_axis(tmp_path, figures):
     out = make_run(tmp_path, grpo_steps=range(1, 6), change={3: {"reward_std": math.inf}})
     plot_run(out)

@@ -123,8 +123,6 @@ def test_samples_show_the_first_and_last_logged_step_with_their_rewards(tmp_path
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="report.sample_lines drops a reward only when it is None, but TRL logs a "
-                   "reward that does not apply (None) as NaN, so SampleLogger writes NaN and the report shows 'nan'")
 def test_a_reward_that_does_not_apply_to_a_sample_is_left_out(tmp_path):
     out = make_run(tmp_path, samples={1: [("q", "a", {"correct": float("nan"), "format": 1.0})]})
     assert "  rewards: format 1" in section(report(out), "Sample completions")
