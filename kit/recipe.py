@@ -6,7 +6,7 @@ A recipe is a plain module (`recipes/<name>.py`, any importable `pkg.module`, or
         rows with a chat-format `prompt` column (a list of {"role", "content"} messages) and the
         columns its rewards read (e.g. `answer`); `source` is None for the recipe's hub dataset,
         or a local file path.
-    REWARDS: RewardBundle
+    REWARDS: kit.rewards.RewardBundle
         reward functions with TRL's signature, each with its weight.
     DEFAULTS: dict            (optional) settings that differ from the kit's, same shape as the YAML.
     write_sample(path, split) (optional) writes a small data file in the format `prepare` reads, so
@@ -14,7 +14,7 @@ A recipe is a plain module (`recipes/<name>.py`, any importable `pkg.module`, or
     SAMPLE_COMPLETIONS        (optional) a few good and bad completions with their dataset columns,
                               [{"label": ..., "completion": ..., "answer": ...}], for `kit rewards check`.
     sft_target(row) -> str    (optional) the worked answer for a row, for the SFT warm start (stages: [sft, grpo])
-    EVAL                      (optional) kit.eval.evaluate.Scoring(strict=..., lenient=..., formatted=...):
+    EVAL                      (optional) kit.recipe.Scoring(strict=..., lenient=..., formatted=...):
                               what counts as right for `kit eval`; default: the top-weighted reward.
 """
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import inspect
 import pkgutil
 import sys
 from collections.abc import Callable
@@ -33,74 +32,32 @@ from types import ModuleType
 from typing import Any
 
 from kit.errors import KitError
+from kit.rewards.bundle import RewardBundle
+from kit.rewards.guard import CheckedReward
 
-RewardFn = Callable[..., list[float | None]]
-
-
-@dataclass(frozen=True)
-class Reward:
-    fn: RewardFn
-    weight: float
-
-    @property
-    def name(self) -> str:
-        return self.fn.__name__  # TRL logs each reward as rewards/<name>/mean
+Judge = Callable[[str, dict], bool]  # (completion text, dataset row) -> yes / no
 
 
-class RewardBundle:
-    """Reward functions with their weights, in the form TRL's GRPOTrainer takes them."""
+@dataclass
+class Scoring:
+    """What counts as right in evaluation: a recipe's EVAL."""
 
-    def __init__(self, *rewards: tuple[RewardFn, float] | Reward):
-        self.rewards = [r if isinstance(r, Reward) else Reward(*r) for r in rewards]
-        names = [r.name for r in self.rewards]
-        duplicated = {n for n in names if names.count(n) > 1}
-        if duplicated:
-            raise KitError(f"reward names must be unique; repeated: {', '.join(sorted(duplicated))}")
+    strict: Judge  # the right answer in the required format
+    lenient: Judge  # the right answer stated anywhere
+    formatted: Judge | None = None  # the required format, right or wrong; None: not reported
 
-    @property
-    def names(self) -> list[str]:
-        return [r.name for r in self.rewards]
 
-    @property
-    def funcs(self) -> list[RewardFn]:
-        return [r.fn for r in self.rewards]
+def default_scoring(rewards: RewardBundle) -> Scoring:
+    """Without an EVAL: a completion is right when the top-weighted reward gives it 0.5 or more."""
+    main = max(rewards.rewards, key=lambda r: r.weight)
 
-    @property
-    def weights(self) -> list[float]:
-        return [r.weight for r in self.rewards]
+    def right(text: str, row: dict) -> bool:
+        completion = [{"role": "assistant", "content": text}]  # the form TRL hands rewards in training
+        columns = {k: [v] for k, v in row.items() if k != "prompt"}
+        value = CheckedReward(main.fn).call([completion], columns, where=" in evaluation")[0]
+        return value is not None and value >= 0.5
 
-    def reweighted(self, overrides: dict[str, float]) -> RewardBundle:
-        """A copy with some weights changed by name; weight 0 drops the reward."""
-        unknown = [name for name in overrides if name not in self.names]
-        if unknown:
-            raise KitError(f"unknown reward '{unknown[0]}'; choose from: {', '.join(self.names)}")
-        kept = [Reward(r.fn, overrides.get(r.name, r.weight)) for r in self.rewards]
-        kept = [r for r in kept if r.weight != 0]
-        if not kept:
-            raise KitError("every reward has weight 0; keep at least one")
-        return RewardBundle(*kept)
-
-    def with_adaptive(self, names: list[str]) -> RewardBundle:
-        """A copy in which the named rewards scale with the running success rate (kit.rewards.adaptive)."""
-        from kit.rewards.adaptive import AdaptiveWeight
-
-        unknown = [name for name in names if name not in self.names]
-        if unknown:
-            raise KitError(f"adaptive_rewards: unknown reward '{unknown[0]}'; choose from: {', '.join(self.names)}")
-        return RewardBundle(*(Reward(AdaptiveWeight(r.fn), r.weight) if r.name in names else r for r in self.rewards))
-
-    def columns_needed(self) -> dict[str, list[str]]:
-        """Dataset columns each reward takes by name (its parameters without defaults)."""
-        ignored = {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric"}
-        needed = {}
-        for r in self.rewards:
-            params = inspect.signature(r.fn).parameters.values()
-            needed[r.name] = [
-                p.name for p in params
-                if p.name not in ignored and p.default is inspect.Parameter.empty
-                and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-            ]
-        return needed
+    return Scoring(strict=right, lenient=right)
 
 
 @dataclass
@@ -111,7 +68,7 @@ class Recipe:
     defaults: dict = field(default_factory=dict)
     write_sample: Callable[[Path, str], None] | None = None
     sample_completions: list[dict] = field(default_factory=list)
-    scoring: Any = None  # kit.eval.evaluate.Scoring
+    scoring: Scoring | None = None
     system_prompt: str | None = None
     sft_target: Callable[[dict], str] | None = None
 
@@ -175,7 +132,7 @@ def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
             "prepare(split, source) and REWARDS = RewardBundle(...) (see recipes/gsm8k.py)"
         )
     if not isinstance(module.REWARDS, RewardBundle):
-        raise KitError(f"recipe '{spec}': REWARDS must be a kit.recipe.RewardBundle, not {type(module.REWARDS).__name__}")
+        raise KitError(f"recipe '{spec}': REWARDS must be a kit.rewards.RewardBundle, not {type(module.REWARDS).__name__}")
     name = getattr(module, "NAME", module.__name__.rsplit(".", 1)[-1].removeprefix("kit_user_recipe_"))
     return Recipe(
         name=name,

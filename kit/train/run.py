@@ -38,7 +38,8 @@ from kit import ranks
 from kit.config import SHARDED
 from kit.models.names import TINY_PREFIX
 from kit.train.output_folder import claim_output, require_writable_folder
-from kit.recipe import Recipe, RewardBundle
+from kit.recipe import Recipe
+from kit.rewards.bundle import RewardBundle
 from kit.rewards.code import prepare_code_rewards
 from kit.rewards.guard import CheckedReward
 from kit.rewards.guard import check_before_training as check_rewards_before_training
