@@ -1,25 +1,45 @@
 """The recipe contract: what a task module gives the kit, and how the kit finds it.
 
-A recipe is a plain module (`recipes/<name>.py`, any importable `pkg.module`, or a `.py` file) with:
+A recipe is a plain module (`recipes/<name>.py`, any importable `pkg.module`, or a `.py` file). This is the
+one list of what the kit reads from it; `recipe_from_module` checks each kind, and refuses a public name
+one slip away from one of these (`DEFAULT`, `SYSTEM_PROMT`, `Eval`) rather than ignore it.
 
+Required:
     prepare(split: str, source: str | None) -> datasets.Dataset
-        rows with a chat-format `prompt` column (a list of {"role", "content"} messages) and the
-        columns its rewards read (e.g. `answer`); `source` is None for the recipe's hub dataset,
-        or a local file path.
+        rows with a chat-format `prompt` column (a list of {"role", "content"} messages) and the columns
+        its rewards read (e.g. `answer`); `source` is None for the recipe's hub dataset, or a local file.
+        Used by kit.data for training and held-out rows (train, eval, the smoke profile).
     REWARDS: kit.rewards.RewardBundle
-        reward functions with TRL's signature, each with its weight.
-    DEFAULTS: dict            (optional) settings that differ from the kit's, same shape as the YAML.
-    write_sample(path, split) (optional) writes a small data file in the format `prepare` reads, so
-                              the smoke profile and the tests run offline.
-    SAMPLE_COMPLETIONS        (optional) a few good and bad completions with their dataset columns,
-                              [{"label": ..., "completion": ..., "answer": ...}], for `kit rewards check`.
-    sft_target(row) -> str    (optional) the worked answer for a row, for the SFT warm start (stages: [sft, grpo])
-    EVAL                      (optional) kit.recipe.Scoring(strict=..., lenient=..., formatted=...):
-                              what counts as right for `kit eval`; default: the top-weighted reward.
+        reward functions with TRL's signature, each with its weight: RewardBundle((fn, 2.0), ...).
+        Used by training (weights changed by the config's `rewards:`), `kit eval` and `kit rewards check`.
+
+Optional (each ends with what the kit does without it):
+    DEFAULTS: dict
+        settings that differ from the kit's, same shape as the YAML config; they sit above the kit's
+        defaults and below the profile, the config file and the CLI. Absent: {}.
+    write_sample(path: Path, split: str) -> None
+        writes a small data file in the format `prepare` reads, for `data.path: sample` (the smoke
+        profile, the tests, offline runs). Absent: `data.path: sample` is refused.
+    SAMPLE_COMPLETIONS: list[dict]
+        a few good and bad completions with their dataset columns, [{"label": ..., "completion": ...,
+        "answer": ...}], for `kit rewards check RECIPE`. Absent: that command needs --completions FILE.
+    EVAL: Scoring
+        Scoring(strict=..., lenient=..., formatted=...) from this module, each a Judge (completion text,
+        row) -> bool: what counts as right for `kit eval` and a run's before/after held-out scores.
+        Absent: `default_scoring`, the top-weighted reward >= 0.5 is right; format is not reported.
+    SYSTEM_PROMPT: str
+        the system message `kit chat --recipe NAME` starts with (training prompts get theirs from
+        `prepare`, or from data.system_prompt). Absent: no system message in chat.
+    sft_target(row: dict) -> str
+        the worked answer for a row, for the SFT warm start (stages: [sft, grpo]). Absent: a config with
+        an sft stage is refused.
+    NAME: str
+        the recipe's name in output folders and messages. Absent: the module's name.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import pkgutil
@@ -124,15 +144,36 @@ def _syntax_errors_named(spec: str):
                        "fix that line (python -m py_compile FILE shows the same)") from None
 
 
+def _fits_samples(value) -> bool:
+    return isinstance(value, list) and all(isinstance(s, dict) and "completion" in s for s in value)
+
+
+REQUIRED = ("prepare", "REWARDS")
+# Each attribute the kit reads: does a value fit, and what to write instead (the module docstring says more).
+ATTRIBUTES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "prepare": (callable, "a function prepare(split, source) -> datasets.Dataset"),
+    "REWARDS": (lambda v: isinstance(v, RewardBundle), "a RewardBundle((fn, weight), ...) from kit.rewards"),
+    "DEFAULTS": (lambda v: isinstance(v, dict), 'a dict shaped like the YAML config, e.g. {"grpo": {"max_steps": 100}}'),
+    "write_sample": (callable, "a function write_sample(path, split)"),
+    "SAMPLE_COMPLETIONS": (_fits_samples, 'a list of dicts, each {"completion": ..., <dataset columns>}'),
+    "EVAL": (lambda v: isinstance(v, Scoring), "a kit.recipe.Scoring(strict=..., lenient=..., formatted=...)"),
+    "SYSTEM_PROMPT": (lambda v: isinstance(v, str), "a string"),
+    "sft_target": (callable, "a function sft_target(row) -> str"),
+    "NAME": (lambda v: isinstance(v, str), "a string"),
+}
+KNOWN = (f"a recipe defines {' and '.join(REQUIRED)}, and may define "
+         f"{', '.join(a for a in ATTRIBUTES if a not in REQUIRED)}; kit/recipe.py says what each is")
+
+
 def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
-    missing = [attr for attr in ("prepare", "REWARDS") if not hasattr(module, attr)]
+    _refuse_misspelled(module, spec)
+    missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
     if missing:
         raise KitError(
             f"recipe '{spec}' lacks {' and '.join(missing)}: a recipe module defines "
             "prepare(split, source) and REWARDS = RewardBundle(...) (see recipes/gsm8k.py)"
         )
-    if not isinstance(module.REWARDS, RewardBundle):
-        raise KitError(f"recipe '{spec}': REWARDS must be a kit.rewards.RewardBundle, not {type(module.REWARDS).__name__}")
+    _refuse_wrong_kinds(module, spec)
     name = getattr(module, "NAME", module.__name__.rsplit(".", 1)[-1].removeprefix("kit_user_recipe_"))
     return Recipe(
         name=name,
@@ -145,3 +186,29 @@ def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
         system_prompt=getattr(module, "SYSTEM_PROMPT", None),
         sft_target=getattr(module, "sft_target", None),
     )
+
+
+def _refuse_misspelled(module: ModuleType, spec: str) -> None:
+    """A typo the kit would otherwise skip in silence (`DEFAULT = {...}` trains with none of those settings).
+
+    A public name counts as a typo when its spelling is close to an attribute the kit reads (any case), that
+    attribute is absent, and the value is of its kind: so `prepare_rows`, `HUB_ID` or a list called NAMES,
+    a recipe's own helpers, pass."""
+    defined = {name for name in vars(module) if not name.startswith("_")}
+    by_lower = {attr.lower(): attr for attr in ATTRIBUTES}
+    problems = []
+    for name in sorted(defined - ATTRIBUTES.keys()):
+        close = difflib.get_close_matches(name.lower(), by_lower, n=1, cutoff=0.85)
+        meant = by_lower[close[0]] if close else None
+        if meant and meant not in defined and ATTRIBUTES[meant][0](getattr(module, name)):
+            problems.append(f"{name} is not something the kit reads; did you mean {meant}?")
+    if problems:
+        raise KitError(f"recipe '{spec}': {' '.join(problems)} ({KNOWN})")
+
+
+def _refuse_wrong_kinds(module: ModuleType, spec: str) -> None:
+    problems = [f"{attr} must be {shape}, not {type(getattr(module, attr)).__name__}"
+                for attr, (fits, shape) in ATTRIBUTES.items()
+                if hasattr(module, attr) and not fits(getattr(module, attr))]
+    if problems:
+        raise KitError(f"recipe '{spec}': {'; '.join(problems)}")
