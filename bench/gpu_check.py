@@ -290,7 +290,7 @@ def work_grpo_kit(spec: dict) -> dict:
     from kit.models import training as loader  # imports Unsloth, which must patch TRL first
     from kit.config import build_config
     from kit.export.merged import save_adapter
-    from kit.recipe import RewardBundle
+    from kit.rewards import RewardBundle
     from kit.train.stages.grpo import build_trainer, grpo_args
 
     cfg = build_config([spec["kit_config"]])

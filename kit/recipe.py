@@ -1,28 +1,47 @@
 """The recipe contract: what a task module gives the kit, and how the kit finds it.
 
-A recipe is a plain module (`recipes/<name>.py`, any importable `pkg.module`, or a `.py` file) with:
+A recipe is a plain module (`recipes/<name>.py`, any importable `pkg.module`, or a `.py` file). This is the
+one list of what the kit reads from it; `recipe_from_module` checks each kind, and refuses a public name
+one slip away from one of these (`DEFAULT`, `SYSTEM_PROMT`, `Eval`) rather than ignore it.
 
+Required:
     prepare(split: str, source: str | None) -> datasets.Dataset
-        rows with a chat-format `prompt` column (a list of {"role", "content"} messages) and the
-        columns its rewards read (e.g. `answer`); `source` is None for the recipe's hub dataset,
-        or a local file path.
-    REWARDS: RewardBundle
-        reward functions with TRL's signature, each with its weight.
-    DEFAULTS: dict            (optional) settings that differ from the kit's, same shape as the YAML.
-    write_sample(path, split) (optional) writes a small data file in the format `prepare` reads, so
-                              the smoke profile and the tests run offline.
-    SAMPLE_COMPLETIONS        (optional) a few good and bad completions with their dataset columns,
-                              [{"label": ..., "completion": ..., "answer": ...}], for `kit rewards check`.
-    sft_target(row) -> str    (optional) the worked answer for a row, for the SFT warm start (stages: [sft, grpo])
-    EVAL                      (optional) kit.eval.evaluate.Scoring(strict=..., lenient=..., formatted=...):
-                              what counts as right for `kit eval`; default: the top-weighted reward.
+        rows with a chat-format `prompt` column (a list of {"role", "content"} messages) and the columns
+        its rewards read (e.g. `answer`); `source` is None for the recipe's hub dataset, or a local file.
+        Used by kit.data for training and held-out rows (train, eval, the smoke profile).
+    REWARDS: kit.rewards.RewardBundle
+        reward functions with TRL's signature, each with its weight: RewardBundle((fn, 2.0), ...).
+        Used by training (weights changed by the config's `rewards:`), `kit eval` and `kit rewards check`.
+
+Optional (each ends with what the kit does without it):
+    DEFAULTS: dict
+        settings that differ from the kit's, same shape as the YAML config; they sit above the kit's
+        defaults and below the profile, the config file and the CLI. Absent: {}.
+    write_sample(path: Path, split: str) -> None
+        writes a small data file in the format `prepare` reads, for `data.path: sample` (the smoke
+        profile, the tests, offline runs). Absent: `data.path: sample` is refused.
+    SAMPLE_COMPLETIONS: list[dict]
+        a few good and bad completions with their dataset columns, [{"label": ..., "completion": ...,
+        "answer": ...}], for `kit rewards check RECIPE`. Absent: that command needs --completions FILE.
+    EVAL: Scoring
+        Scoring(strict=..., lenient=..., formatted=...) from this module, each a Judge (completion text,
+        row) -> bool: what counts as right for `kit eval` and a run's before/after held-out scores.
+        Absent: `default_scoring`, the top-weighted reward >= 0.5 is right; format is not reported.
+    SYSTEM_PROMPT: str
+        the system message `kit chat --recipe NAME` starts with (training prompts get theirs from
+        `prepare`, or from data.system_prompt). Absent: no system message in chat.
+    sft_target(row: dict) -> str
+        the worked answer for a row, for the SFT warm start (stages: [sft, grpo]). Absent: a config with
+        an sft stage is refused.
+    NAME: str
+        the recipe's name in output folders and messages. Absent: the module's name.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
-import inspect
 import pkgutil
 import sys
 from collections.abc import Callable
@@ -33,74 +52,32 @@ from types import ModuleType
 from typing import Any
 
 from kit.errors import KitError
+from kit.rewards.bundle import RewardBundle
+from kit.rewards.guard import CheckedReward
 
-RewardFn = Callable[..., list[float | None]]
-
-
-@dataclass(frozen=True)
-class Reward:
-    fn: RewardFn
-    weight: float
-
-    @property
-    def name(self) -> str:
-        return self.fn.__name__  # TRL logs each reward as rewards/<name>/mean
+Judge = Callable[[str, dict], bool]  # (completion text, dataset row) -> yes / no
 
 
-class RewardBundle:
-    """Reward functions with their weights, in the form TRL's GRPOTrainer takes them."""
+@dataclass
+class Scoring:
+    """What counts as right in evaluation: a recipe's EVAL."""
 
-    def __init__(self, *rewards: tuple[RewardFn, float] | Reward):
-        self.rewards = [r if isinstance(r, Reward) else Reward(*r) for r in rewards]
-        names = [r.name for r in self.rewards]
-        duplicated = {n for n in names if names.count(n) > 1}
-        if duplicated:
-            raise KitError(f"reward names must be unique; repeated: {', '.join(sorted(duplicated))}")
+    strict: Judge  # the right answer in the required format
+    lenient: Judge  # the right answer stated anywhere
+    formatted: Judge | None = None  # the required format, right or wrong; None: not reported
 
-    @property
-    def names(self) -> list[str]:
-        return [r.name for r in self.rewards]
 
-    @property
-    def funcs(self) -> list[RewardFn]:
-        return [r.fn for r in self.rewards]
+def default_scoring(rewards: RewardBundle) -> Scoring:
+    """Without an EVAL: a completion is right when the top-weighted reward gives it 0.5 or more."""
+    main = max(rewards.rewards, key=lambda r: r.weight)
 
-    @property
-    def weights(self) -> list[float]:
-        return [r.weight for r in self.rewards]
+    def right(text: str, row: dict) -> bool:
+        completion = [{"role": "assistant", "content": text}]  # the form TRL hands rewards in training
+        columns = {k: [v] for k, v in row.items() if k != "prompt"}
+        value = CheckedReward(main.fn).call([completion], columns, where=" in evaluation")[0]
+        return value is not None and value >= 0.5
 
-    def reweighted(self, overrides: dict[str, float]) -> RewardBundle:
-        """A copy with some weights changed by name; weight 0 drops the reward."""
-        unknown = [name for name in overrides if name not in self.names]
-        if unknown:
-            raise KitError(f"unknown reward '{unknown[0]}'; choose from: {', '.join(self.names)}")
-        kept = [Reward(r.fn, overrides.get(r.name, r.weight)) for r in self.rewards]
-        kept = [r for r in kept if r.weight != 0]
-        if not kept:
-            raise KitError("every reward has weight 0; keep at least one")
-        return RewardBundle(*kept)
-
-    def with_adaptive(self, names: list[str]) -> RewardBundle:
-        """A copy in which the named rewards scale with the running success rate (kit.rewards.adaptive)."""
-        from kit.rewards.adaptive import AdaptiveWeight
-
-        unknown = [name for name in names if name not in self.names]
-        if unknown:
-            raise KitError(f"adaptive_rewards: unknown reward '{unknown[0]}'; choose from: {', '.join(self.names)}")
-        return RewardBundle(*(Reward(AdaptiveWeight(r.fn), r.weight) if r.name in names else r for r in self.rewards))
-
-    def columns_needed(self) -> dict[str, list[str]]:
-        """Dataset columns each reward takes by name (its parameters without defaults)."""
-        ignored = {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric"}
-        needed = {}
-        for r in self.rewards:
-            params = inspect.signature(r.fn).parameters.values()
-            needed[r.name] = [
-                p.name for p in params
-                if p.name not in ignored and p.default is inspect.Parameter.empty
-                and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-            ]
-        return needed
+    return Scoring(strict=right, lenient=right)
 
 
 @dataclass
@@ -111,7 +88,7 @@ class Recipe:
     defaults: dict = field(default_factory=dict)
     write_sample: Callable[[Path, str], None] | None = None
     sample_completions: list[dict] = field(default_factory=list)
-    scoring: Any = None  # kit.eval.evaluate.Scoring
+    scoring: Scoring | None = None
     system_prompt: str | None = None
     sft_target: Callable[[dict], str] | None = None
 
@@ -167,15 +144,36 @@ def _syntax_errors_named(spec: str):
                        "fix that line (python -m py_compile FILE shows the same)") from None
 
 
+def _fits_samples(value) -> bool:
+    return isinstance(value, list) and all(isinstance(s, dict) and "completion" in s for s in value)
+
+
+REQUIRED = ("prepare", "REWARDS")
+# Each attribute the kit reads: does a value fit, and what to write instead (the module docstring says more).
+ATTRIBUTES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "prepare": (callable, "a function prepare(split, source) -> datasets.Dataset"),
+    "REWARDS": (lambda v: isinstance(v, RewardBundle), "a RewardBundle((fn, weight), ...) from kit.rewards"),
+    "DEFAULTS": (lambda v: isinstance(v, dict), 'a dict shaped like the YAML config, e.g. {"grpo": {"max_steps": 100}}'),
+    "write_sample": (callable, "a function write_sample(path, split)"),
+    "SAMPLE_COMPLETIONS": (_fits_samples, 'a list of dicts, each {"completion": ..., <dataset columns>}'),
+    "EVAL": (lambda v: isinstance(v, Scoring), "a kit.recipe.Scoring(strict=..., lenient=..., formatted=...)"),
+    "SYSTEM_PROMPT": (lambda v: isinstance(v, str), "a string"),
+    "sft_target": (callable, "a function sft_target(row) -> str"),
+    "NAME": (lambda v: isinstance(v, str), "a string"),
+}
+KNOWN = (f"a recipe defines {' and '.join(REQUIRED)}, and may define "
+         f"{', '.join(a for a in ATTRIBUTES if a not in REQUIRED)}; kit/recipe.py says what each is")
+
+
 def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
-    missing = [attr for attr in ("prepare", "REWARDS") if not hasattr(module, attr)]
+    _refuse_misspelled(module, spec)
+    missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
     if missing:
         raise KitError(
             f"recipe '{spec}' lacks {' and '.join(missing)}: a recipe module defines "
             "prepare(split, source) and REWARDS = RewardBundle(...) (see recipes/gsm8k.py)"
         )
-    if not isinstance(module.REWARDS, RewardBundle):
-        raise KitError(f"recipe '{spec}': REWARDS must be a kit.recipe.RewardBundle, not {type(module.REWARDS).__name__}")
+    _refuse_wrong_kinds(module, spec)
     name = getattr(module, "NAME", module.__name__.rsplit(".", 1)[-1].removeprefix("kit_user_recipe_"))
     return Recipe(
         name=name,
@@ -188,3 +186,29 @@ def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
         system_prompt=getattr(module, "SYSTEM_PROMPT", None),
         sft_target=getattr(module, "sft_target", None),
     )
+
+
+def _refuse_misspelled(module: ModuleType, spec: str) -> None:
+    """A typo the kit would otherwise skip in silence (`DEFAULT = {...}` trains with none of those settings).
+
+    A public name counts as a typo when its spelling is close to an attribute the kit reads (any case), that
+    attribute is absent, and the value is of its kind: so `prepare_rows`, `HUB_ID` or a list called NAMES,
+    a recipe's own helpers, pass."""
+    defined = {name for name in vars(module) if not name.startswith("_")}
+    by_lower = {attr.lower(): attr for attr in ATTRIBUTES}
+    problems = []
+    for name in sorted(defined - ATTRIBUTES.keys()):
+        close = difflib.get_close_matches(name.lower(), by_lower, n=1, cutoff=0.85)
+        meant = by_lower[close[0]] if close else None
+        if meant and meant not in defined and ATTRIBUTES[meant][0](getattr(module, name)):
+            problems.append(f"{name} is not something the kit reads; did you mean {meant}?")
+    if problems:
+        raise KitError(f"recipe '{spec}': {' '.join(problems)} ({KNOWN})")
+
+
+def _refuse_wrong_kinds(module: ModuleType, spec: str) -> None:
+    problems = [f"{attr} must be {shape}, not {type(getattr(module, attr)).__name__}"
+                for attr, (fits, shape) in ATTRIBUTES.items()
+                if hasattr(module, attr) and not fits(getattr(module, attr))]
+    if problems:
+        raise KitError(f"recipe '{spec}': {'; '.join(problems)}")

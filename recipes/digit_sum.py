@@ -18,9 +18,16 @@ from pathlib import Path
 from datasets import Dataset
 
 from kit.data import load_table, require_columns
-from kit.eval.evaluate import Scoring
-from kit.recipe import RewardBundle
-from kit.rewards import answer_correct, canonical_number, extract_tag, final_answer, numeric_closeness, tag_format
+from kit.recipe import Scoring
+from kit.rewards import (
+    RewardBundle,
+    answer_correct,
+    canonical_number,
+    extract_tag,
+    final_answer,
+    numeric_closeness,
+    tag_format,
+)
 
 HELD_OUT = 200
 ANSWER_FORMAT = tag_format("answer", r"-?\d+")

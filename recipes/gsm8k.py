@@ -17,11 +17,18 @@ from pathlib import Path
 
 from kit.data import load_table, require_columns
 from kit.errors import KitError
-from kit.eval.evaluate import Scoring
-from kit.recipe import RewardBundle
+from kit.recipe import Scoring
 from kit.rewards import (
-    answer_correct, canonical_number, extract_hash_answer, extract_tag, final_answer, integer_answer,
-    soft_xml_format, strict_xml_format, xml_tag_count,
+    RewardBundle,
+    answer_correct,
+    canonical_number,
+    extract_hash_answer,
+    extract_tag,
+    final_answer,
+    integer_answer,
+    soft_xml_format,
+    strict_xml_format,
+    xml_tag_count,
 )
 
 HUB_ID, HUB_CONFIG = "openai/gsm8k", "main"

@@ -43,7 +43,7 @@ def chat(text: str) -> list[dict]:
 COUNT_RECIPE = textwrap.dedent(
     """
     from datasets import Dataset
-    from kit.recipe import RewardBundle
+    from kit.rewards import RewardBundle
 
     def digits(completions, **kwargs):
         return [sum(ch.isdigit() for ch in c[-1]["content"]) / 10 for c in completions]

@@ -25,7 +25,7 @@ SMOKE = ["--profile", "smoke", "--out", "{out}"]
 REWARD_RECIPE = """
 import math
 from datasets import Dataset
-from kit.recipe import RewardBundle
+from kit.rewards import RewardBundle
 
 KIND = {kind!r}
 

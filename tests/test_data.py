@@ -4,7 +4,8 @@ from datasets import Dataset
 from kit.config import DataConfig
 from kit.data import drop_long_prompts, prepare_dataset, prompt_lengths
 from kit.errors import KitError
-from kit.recipe import Recipe, RewardBundle
+from kit.recipe import Recipe
+from kit.rewards import RewardBundle
 
 
 def needs_answer(completions, answer, **kwargs):

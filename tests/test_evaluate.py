@@ -2,8 +2,9 @@ import json
 
 from datasets import Dataset
 
-from kit.eval.evaluate import EvalResult, default_scoring, format_table, score, write_json
-from kit.recipe import Recipe, RewardBundle, load_recipe
+from kit.eval.evaluate import EvalResult, format_table, score, write_json
+from kit.recipe import Recipe, default_scoring, load_recipe
+from kit.rewards import RewardBundle
 
 GOLD = "72"
 OUTPUTS = {
@@ -49,7 +50,7 @@ def test_default_scoring_uses_the_top_weighted_reward():
         return [1.0 for _ in completions]
 
     recipe = Recipe(name="t", prepare=None, rewards=RewardBundle((minor, 0.1), (says_yes, 1.0)))
-    scoring = default_scoring(recipe)
+    scoring = default_scoring(recipe.rewards)
     assert scoring.strict("yes", {}) and not scoring.lenient("no", {}) and scoring.formatted is None
 
 

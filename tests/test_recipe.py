@@ -4,12 +4,13 @@ import textwrap
 import pytest
 
 from kit.errors import KitError
-from kit.recipe import RewardBundle, known_recipes, load_recipe
+from kit.recipe import known_recipes, load_recipe
+from kit.rewards import RewardBundle
 
 USER_RECIPE = textwrap.dedent(
     """
     from datasets import Dataset
-    from kit.recipe import RewardBundle
+    from kit.rewards import RewardBundle
 
     def shout(completions, **kwargs):
         return [1.0 for _ in completions]

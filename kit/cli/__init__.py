@@ -125,7 +125,7 @@ def rewards_command(args: argparse.Namespace) -> int:
     from kit.rewards.dry_run import load_samples, print_report, run_bundle
 
     recipe = load_recipe(args.recipe)
-    samples = load_samples(recipe, args.completions)
+    samples = load_samples(args.completions, recipe.sample_completions, recipe.name)
     runs = run_bundle(recipe.rewards, samples)
     print_report(runs, samples)
     return 1 if any(run.error for run in runs) else 0

@@ -5,8 +5,8 @@
 
 Per model: strict accuracy (right answer in the required format), lenient accuracy (the right answer
 stated anywhere), format compliance, the mean of each reward function, and mean completion length in
-tokens. A recipe says what strict / lenient / formatted mean with an EVAL = Scoring(...); without one,
-its highest-weighted reward scoring >= 0.5 counts as right and format is not reported.
+tokens. A recipe says what strict / lenient / formatted mean with an EVAL = kit.recipe.Scoring(...); without
+one, its highest-weighted reward scoring >= 0.5 counts as right and format is not reported.
 """
 
 from __future__ import annotations
@@ -16,20 +16,10 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import mean
-from typing import Callable
 
 from kit.eval.generate import Sampling, generate
-from kit.recipe import Recipe
+from kit.recipe import Recipe, default_scoring
 from kit.rewards.guard import CheckedReward
-
-Judge = Callable[[str, dict], bool]  # (completion text, dataset row) -> yes / no
-
-
-@dataclass
-class Scoring:
-    strict: Judge
-    lenient: Judge
-    formatted: Judge | None = None
 
 
 @dataclass
@@ -44,18 +34,6 @@ class EvalResult:
     samples: list[dict] = field(default_factory=list)
 
 
-def default_scoring(recipe: Recipe) -> Scoring:
-    main = max(recipe.rewards.rewards, key=lambda r: r.weight)
-
-    def right(text: str, row: dict) -> bool:
-        completion = [{"role": "assistant", "content": text}]  # the form TRL hands rewards in training
-        columns = {k: [v] for k, v in row.items() if k != "prompt"}
-        value = CheckedReward(main.fn).call([completion], columns, where=" in evaluation")[0]
-        return value is not None and value >= 0.5
-
-    return Scoring(strict=right, lenient=right)
-
-
 def evaluate(model, tokenizer, recipe: Recipe, rows, sampling: Sampling, name: str, lora_request=None,
              batch_size: int = 32) -> EvalResult:
     prompts = list(rows["prompt"])
@@ -64,7 +42,7 @@ def evaluate(model, tokenizer, recipe: Recipe, rows, sampling: Sampling, name: s
 
 
 def score(recipe: Recipe, rows, texts: list[str], tokenizer, name: str) -> EvalResult:
-    scoring = recipe.scoring or default_scoring(recipe)
+    scoring = recipe.scoring or default_scoring(recipe.rewards)
     records = rows.to_list()
     columns = {c: list(rows[c]) for c in rows.column_names if c != "prompt"}
     completions = [[{"role": "assistant", "content": t}] for t in texts]

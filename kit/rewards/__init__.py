@@ -9,15 +9,30 @@ row"; TRL leaves it out of the mean. Parameterised rewards are factories that re
     length       ideal_length(n), min_length(n), max_length_penalty(n)
     style        reasoning_connectors, citations, repetition_penalty()
     code         syntax_valid, passes_tests()     (sandboxed: kit/sandbox/)
+    bundle       RewardBundle((fn, weight), ...): a recipe's REWARDS (kit/rewards/bundle.py)
     scaling      AdaptiveWeight(fn)             presets: kit/rewards/presets.py
     contract     row_optional(fn): may return None for a whole batch (kit/rewards/guard.py checks the rest)
 """
 
 from kit.rewards.adaptive import AdaptiveWeight
-from kit.rewards.answers import canonical_number, extract_boxed, extract_hash_answer, extract_tag, final_answer, parse_number
-from kit.rewards.code import syntax_valid, passes_tests
+from kit.rewards.answers import (
+    canonical_number,
+    extract_boxed,
+    extract_hash_answer,
+    extract_tag,
+    final_answer,
+    parse_number,
+)
+from kit.rewards.bundle import Reward, RewardBundle
+from kit.rewards.code import passes_tests, syntax_valid
 from kit.rewards.correctness import (
-    answer_correct, exact_match, fuzzy_match, integer_answer, math_equivalent, numeric_closeness, numeric_match,
+    answer_correct,
+    exact_match,
+    fuzzy_match,
+    integer_answer,
+    math_equivalent,
+    numeric_closeness,
+    numeric_match,
 )
 from kit.rewards.format import code_block, json_format, soft_xml_format, strict_xml_format, tag_format, xml_tag_count
 from kit.rewards.guard import row_optional
@@ -26,9 +41,36 @@ from kit.rewards.style import citations, reasoning_connectors, repetition_penalt
 from kit.rewards.text import completion_text
 
 __all__ = [
-    "AdaptiveWeight", "answer_correct", "canonical_number", "citations", "code_block", "completion_text",
-    "exact_match", "extract_boxed", "extract_hash_answer", "extract_tag", "final_answer", "fuzzy_match",
-    "ideal_length", "integer_answer", "json_format", "math_equivalent", "max_length_penalty", "min_length",
-    "numeric_closeness", "numeric_match", "parse_number", "reasoning_connectors", "repetition_penalty",
-    "row_optional", "soft_xml_format", "strict_xml_format", "syntax_valid", "passes_tests", "tag_format", "xml_tag_count",
+    "AdaptiveWeight",
+    "Reward",
+    "RewardBundle",
+    "answer_correct",
+    "canonical_number",
+    "citations",
+    "code_block",
+    "completion_text",
+    "exact_match",
+    "extract_boxed",
+    "extract_hash_answer",
+    "extract_tag",
+    "final_answer",
+    "fuzzy_match",
+    "ideal_length",
+    "integer_answer",
+    "json_format",
+    "math_equivalent",
+    "max_length_penalty",
+    "min_length",
+    "numeric_closeness",
+    "numeric_match",
+    "parse_number",
+    "passes_tests",
+    "reasoning_connectors",
+    "repetition_penalty",
+    "row_optional",
+    "soft_xml_format",
+    "strict_xml_format",
+    "syntax_valid",
+    "tag_format",
+    "xml_tag_count",
 ]

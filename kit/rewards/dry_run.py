@@ -4,6 +4,12 @@ Runs every reward on sample completions (the recipe's SAMPLE_COMPLETIONS, or a J
 {"completion": ..., <dataset columns>...}) and prints each function x each sample and the weighted
 total, then warns about what would spoil training: a function that gives every sample the same value
 (no learning signal), a function that raised, a value outside the function's documented range.
+
+It takes a bundle and samples, not a recipe, so any RewardBundle can be tried (kit.recipe builds on
+kit.rewards, not the other way round):
+
+    samples = load_samples(path_or_None, recipe.sample_completions, recipe.name)
+    print_report(run_bundle(recipe.rewards, samples), samples)
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.errors import KitError
-from kit.recipe import Recipe, Reward, RewardBundle
+from kit.rewards.bundle import Reward, RewardBundle
 
 KIT_RANGE = (0.0, 1.0)  # every kit reward documents [0, 1]
 
@@ -27,11 +33,12 @@ class RewardRun:
     warnings: list[str] = field(default_factory=list)
 
 
-def load_samples(recipe: Recipe, path: str | None) -> list[dict]:
+def load_samples(path: str | None, shipped: list[dict], recipe_name: str) -> list[dict]:
+    """The completions file at `path`, or without one the samples a recipe ships (its SAMPLE_COMPLETIONS)."""
     if path is None:
-        if not recipe.sample_completions:
-            raise KitError(f"recipe '{recipe.name}' ships no SAMPLE_COMPLETIONS; pass --completions FILE.jsonl")
-        return list(recipe.sample_completions)
+        if not shipped:
+            raise KitError(f"recipe '{recipe_name}' ships no SAMPLE_COMPLETIONS; pass --completions FILE.jsonl")
+        return list(shipped)
     file = Path(path)
     if not file.is_file():
         raise KitError(f"completions file {file} does not exist")
@@ -80,7 +87,7 @@ def run_one(reward: Reward, completions: list, columns: dict) -> RewardRun:
     run = RewardRun(reward)
     try:
         values = reward.fn(completions=completions, prompts=[None] * len(completions), **columns)
-    except Exception as err:  # the point of the check: report it instead of dying mid-training
+    except Exception as err:  # noqa: BLE001 - the point of the check: report it instead of dying mid-training
         run.error = f"{type(err).__name__}: {err}"
         run.warnings.append(f"raised {run.error}")
         return run

@@ -23,6 +23,7 @@ import math
 
 from kit.errors import KitError
 from kit.rewards.adaptive import AdaptiveWeight
+from kit.rewards.bundle import RewardBundle
 from kit.rewards.text import completion_text
 
 
@@ -90,8 +91,6 @@ class CheckedReward:
                        "return a number, or None where the reward does not apply")
 
     def columns(self) -> list[str]:
-        from kit.recipe import RewardBundle
-
         return next(iter(RewardBundle((self.fn, 1.0)).columns_needed().values()))
 
 

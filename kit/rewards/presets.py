@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
-from kit.recipe import RewardBundle
-from kit.rewards.code import syntax_valid, passes_tests
+from kit.rewards.bundle import RewardBundle
+from kit.rewards.code import passes_tests, syntax_valid
 from kit.rewards.correctness import exact_match, fuzzy_match, math_equivalent
 from kit.rewards.format import code_block, json_format, soft_xml_format, xml_tag_count
 from kit.rewards.length import ideal_length, max_length_penalty

@@ -21,7 +21,7 @@ from kit.errors import KitError
 from kit.models.names import resolve_model_name
 from kit.outputs import RunDir
 from kit.recipe import Recipe
-from kit.recipe import RewardBundle  # BUNDLE-MOVE
+from kit.rewards.bundle import RewardBundle
 from kit.rewards.code import prepare_code_rewards
 from kit.rewards.guard import check_before_training as check_rewards_before_training
 from kit.train.output_folder import require_writable_folder

@@ -78,7 +78,7 @@ FAILING_RECIPE = textwrap.dedent(
     """
     import os
 
-    from kit.recipe import Reward, RewardBundle
+    from kit.rewards import Reward, RewardBundle
     from recipes.gsm8k import DEFAULTS, EVAL, REWARDS, prepare, write_sample  # noqa: F401
 
 

@@ -5,13 +5,14 @@ import sys
 import pytest
 
 from kit.errors import KitError
-from kit.recipe import Reward, load_recipe
+from kit.recipe import load_recipe
+from kit.rewards.bundle import Reward
 from kit.rewards.dry_run import load_samples, run_one
 from tests.conftest import REPO, chat
 
 
 def rewards_check(*args):
-    return subprocess.run([sys.executable, "-m", "kit", "rewards", "check", *args], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "kit", "rewards", "check", *args], check=False, cwd=REPO,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -62,11 +63,12 @@ def test_bad_completions_file_is_named(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"text": "no completion key"}\n')
     with pytest.raises(KitError, match="line 1: each line needs a \"completion\" key"):
-        load_samples(load_recipe("gsm8k"), str(path))
+        recipe = load_recipe("gsm8k")
+        load_samples(str(path), recipe.sample_completions, recipe.name)
 
 
 def test_samples_from_a_run_are_checked_against_the_values_given_in_training():
-    from kit.recipe import RewardBundle
+    from kit.rewards import RewardBundle
     from kit.rewards.dry_run import run_bundle
 
     def answer_match(completions, answer, **kwargs):

@@ -12,7 +12,7 @@ from kit.config import SHARDED, RunConfig
 from kit.models import training as loader  # imports Unsloth, which must patch TRL before TRL is used
 from kit.outputs import RunDir
 from kit.recipe import Recipe
-from kit.recipe import RewardBundle  # BUNDLE-MOVE
+from kit.rewards.bundle import RewardBundle
 from kit.rewards.guard import CheckedReward
 from kit.train.checkpoints import trained_to_plan
 from kit.train.stages.settings import checked_extra
