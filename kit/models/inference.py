@@ -15,6 +15,7 @@ from pathlib import Path
 from kit.env import has_gpu, has_vllm
 from kit.errors import KitError
 from kit.models.names import base_16bit_name
+from kit.models.tokenizer import with_pad_token
 
 
 @dataclass
@@ -72,9 +73,7 @@ def _load_transformers(path: str, adapter: str | None) -> Loaded:
         from peft import PeftModel
 
         model = PeftModel.from_pretrained(model, adapter)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    return Loaded(model.eval(), tokenizer, adapter=adapter)
+    return Loaded(model.eval(), with_pad_token(tokenizer), adapter=adapter)
 
 
 def _load_vllm(path: str, adapter: str | None, max_seq_length: int) -> Loaded:

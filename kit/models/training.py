@@ -18,6 +18,7 @@ from kit.env import has_gpu, has_vllm
 from kit.errors import KitError
 from kit import ranks
 from kit.models.names import resolve_model_name
+from kit.models.tokenizer import with_pad_token
 
 os.environ.setdefault("UNSLOTH_DISABLE_STATISTICS", "1")  # no network calls at load time
 import unsloth  # noqa: E402,F401  (must come before trl / transformers trainers)
@@ -63,7 +64,7 @@ def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
     except OSError as err:
         raise cannot_load(cfg, err) from None
     if cfg.full_finetuning:
-        return model, _with_pad(tokenizer)
+        return model, with_pad_token(tokenizer)
     model = FastLanguageModel.get_peft_model(
         model,
         r=cfg.lora_rank,
@@ -73,7 +74,7 @@ def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
         use_gradient_checkpointing=_checkpointing(cfg.gradient_checkpointing),
         random_state=seed,
     )
-    return model, _with_pad(tokenizer)
+    return model, with_pad_token(tokenizer)
 
 
 def load_with_peft(cfg: ModelConfig, seed: int, sharded: bool = False):
@@ -110,7 +111,7 @@ def load_with_peft(cfg: ModelConfig, seed: int, sharded: bool = False):
     # CPU until DeepSpeed / FSDP split it, so no GPU ever holds the whole model
     if cuda and not four_bit and not sharded:
         model.to(ranks.state().device)
-    return model, _with_pad(tokenizer)
+    return model, with_pad_token(tokenizer)
 
 
 def weights_dtype(cfg: ModelConfig, cuda: bool):
@@ -124,12 +125,6 @@ def weights_dtype(cfg: ModelConfig, cuda: bool):
 def cannot_load(cfg: ModelConfig, err: OSError) -> KitError:  # not on the hub, no network, no cached copy
     return KitError(f"cannot load model {cfg.name} ({str(err).splitlines()[0]}); offline, give a local folder "
                     "with MODEL=path, or run PROFILE=smoke for the kit's tiny model")
-
-
-def _with_pad(tokenizer):
-    if tokenizer.pad_token is None:  # GRPO pads batches of prompts; most chat tokenizers already have one
-        tokenizer.pad_token = tokenizer.eos_token
-    return tokenizer
 
 
 def _checkpointing(value: str):
