@@ -13,32 +13,31 @@ from __future__ import annotations
 
 import os
 
+from kit import env, ranks
 from kit.config import ModelConfig
-from kit.env import has_gpu, has_vllm
 from kit.errors import KitError
-from kit import ranks
 from kit.models.names import resolve_model_name
 from kit.models.tokenizer import with_pad_token
 
 os.environ.setdefault("UNSLOTH_DISABLE_STATISTICS", "1")  # no network calls at load time
-import unsloth  # noqa: E402,F401  (must come before trl / transformers trainers)
-import torch  # noqa: E402
-from unsloth import FastLanguageModel  # noqa: E402
+import unsloth  # noqa: F401, I001  (must come before trl / transformers trainers, so not sorted)
+import torch
+from unsloth import FastLanguageModel
 
 
 def fast_inference_available(cfg: ModelConfig) -> bool:
     """Whether vLLM generation can be used as asked; says why not, in one line, when it cannot."""
     if not cfg.fast_inference:
         return False
-    if not has_gpu():
+    if env.vllm_usable():
+        return True
+    if not env.has_gpu():
         print("loader: model.fast_inference=true needs a GPU (vLLM); none here, so generation uses "
               "transformers instead. Set model.fast_inference=false to silence this.")
-        return False
-    if not has_vllm():
+    else:
         print("loader: model.fast_inference=true needs vLLM, which is not installed (pip install -e '.[gpu]'); "
               "generation uses transformers instead.")
-        return False
-    return True
+    return False
 
 
 def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
