@@ -29,6 +29,12 @@ def has_vllm() -> bool:
     return True
 
 
+def vllm_usable() -> bool:
+    """Whether vLLM can generate here: a GPU (vLLM has no CPU path the kit uses) and vLLM installed. The one
+    check behind training's fast_inference, the inference loader and evaluation's generate."""
+    return has_gpu() and has_vllm()
+
+
 # The PyPI builds of torch 2.13.0 and vLLM 0.31.0 (the gpu extra) are CUDA 13.0 builds, which need this driver
 MIN_NVIDIA_DRIVER = 580
 
@@ -37,7 +43,7 @@ def nvidia_driver_version() -> str | None:
     """The driver nvidia-smi reports, or None where there is no NVIDIA driver at all."""
     try:
         result = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                capture_output=True, text=True, timeout=30)
+                                capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     lines = result.stdout.split()

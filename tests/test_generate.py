@@ -2,6 +2,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
+from kit import env
 from kit.eval import generate as gen
 from kit.models import inference
 
@@ -54,8 +55,8 @@ class FakeVLLMModel:
     (True, True, object(), False),  # a model loaded without fast_inference
 ])
 def test_vllm_path_only_where_it_can_run(monkeypatch, gpu, vllm, model, expected):
-    monkeypatch.setattr(gen, "has_gpu", lambda: gpu)
-    monkeypatch.setattr(gen, "has_vllm", lambda: vllm)
+    monkeypatch.setattr(env, "has_gpu", lambda: gpu)
+    monkeypatch.setattr(env, "has_vllm", lambda: vllm)
     assert gen.uses_vllm(model) is expected
     calls = []
     monkeypatch.setattr(gen, "generate_vllm", lambda *a, **k: calls.append("vllm") or ["v"])
@@ -65,8 +66,8 @@ def test_vllm_path_only_where_it_can_run(monkeypatch, gpu, vllm, model, expected
 
 
 def test_gpu_without_vllm_announces_the_fallback(monkeypatch, capsys, tiny_model):
-    monkeypatch.setattr(inference, "has_gpu", lambda: True)
-    monkeypatch.setattr(inference, "has_vllm", lambda: False)
+    monkeypatch.setattr(env, "has_gpu", lambda: True)
+    monkeypatch.setattr(env, "has_vllm", lambda: False)
     monkeypatch.setattr(inference, "_load_transformers", lambda path, adapter: "loaded")
     assert inference.load_for_inference(str(tiny_model)) == "loaded"
     assert "vLLM is not installed; generating with transformers" in capsys.readouterr().out

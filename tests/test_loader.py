@@ -1,12 +1,13 @@
 import pytest
 
-from kit.models import training as loader
+from kit import env
 from kit.config import TINY_MODEL, ModelConfig
 from kit.errors import KitError
+from kit.models import training as loader
 
 
 def test_fast_inference_without_gpu_says_so_once_and_continues(monkeypatch, capsys):
-    monkeypatch.setattr(loader, "has_gpu", lambda: False)
+    monkeypatch.setattr(env, "has_gpu", lambda: False)
     assert loader.fast_inference_available(ModelConfig(fast_inference=True)) is False
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1 and "needs a GPU (vLLM)" in lines[0] and "model.fast_inference=false" in lines[0]
@@ -15,8 +16,8 @@ def test_fast_inference_without_gpu_says_so_once_and_continues(monkeypatch, caps
 
 
 def test_fast_inference_without_vllm_says_so(monkeypatch, capsys):
-    monkeypatch.setattr(loader, "has_gpu", lambda: True)
-    monkeypatch.setattr(loader, "has_vllm", lambda: False)
+    monkeypatch.setattr(env, "has_gpu", lambda: True)
+    monkeypatch.setattr(env, "has_vllm", lambda: False)
     assert loader.fast_inference_available(ModelConfig(fast_inference=True)) is False
     assert "vLLM, which is not installed" in capsys.readouterr().out
 

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from datasets import Dataset
 
+from kit import env
+from kit.config import build_config
 from kit.eval import generate as gen
 from kit.models import inference
-from kit.config import build_config
 from kit.recipe import load_recipe
 from kit.train.evaluation import evaluate_held_out_here
 
@@ -47,8 +48,8 @@ class TrainingModelWithVLLM:
 @pytest.fixture
 def vllm_here(monkeypatch):
     """A GPU and vLLM, as far as the kit can tell; vllm.SamplingParams and LoRARequest record their arguments."""
-    monkeypatch.setattr(gen, "has_gpu", lambda: True)
-    monkeypatch.setattr(gen, "has_vllm", lambda: True)
+    monkeypatch.setattr(env, "has_gpu", lambda: True)
+    monkeypatch.setattr(env, "has_vllm", lambda: True)
     vllm = types.ModuleType("vllm")
     vllm.SamplingParams = lambda **kwargs: kwargs
     lora = types.ModuleType("vllm.lora")
@@ -69,11 +70,11 @@ def test_live_adapter_request_is_built_from_the_training_weights(vllm_here):
 
 
 def test_no_live_adapter_request_off_the_vllm_path(monkeypatch):
-    monkeypatch.setattr(gen, "has_gpu", lambda: False)
+    monkeypatch.setattr(env, "has_gpu", lambda: False)
     model = TrainingModelWithVLLM()
     assert gen.live_adapter_request(model) is None and model.requests_built == []
-    monkeypatch.setattr(gen, "has_gpu", lambda: True)
-    monkeypatch.setattr(gen, "has_vllm", lambda: True)
+    monkeypatch.setattr(env, "has_gpu", lambda: True)
+    monkeypatch.setattr(env, "has_vllm", lambda: True)
     without_lora = types.SimpleNamespace(vllm_engine=object(), fast_generate=lambda *a, **k: [])  # full fine-tuning
     assert gen.live_adapter_request(without_lora) is None
 
@@ -101,8 +102,8 @@ def test_eval_of_a_saved_adapter_on_vllm_asks_for_it_by_folder(vllm_here, monkey
     from kit.models import training as loader
 
     monkeypatch.setattr(loader.FastLanguageModel, "from_pretrained", from_pretrained)
-    monkeypatch.setattr(inference, "has_gpu", lambda: True)
-    monkeypatch.setattr(inference, "has_vllm", lambda: True)
+    monkeypatch.setattr(env, "has_gpu", lambda: True)
+    monkeypatch.setattr(env, "has_vllm", lambda: True)
     loaded = inference.load_for_inference(None, str(adapter))
     assert loads[0][0] == "org/Model", "a '-bnb-4bit' base resolves to its 16-bit repo, as the merge does"
     assert loads[0][1]["fast_inference"] is True and loads[0][1]["max_lora_rank"] == 8

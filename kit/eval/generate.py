@@ -19,7 +19,7 @@ from functools import cache
 
 from tqdm.auto import tqdm
 
-from kit.env import has_gpu, has_vllm
+from kit import env
 
 
 @dataclass
@@ -36,8 +36,9 @@ def render(tokenizer, prompts: list[list[dict]]) -> list[str]:
 
 
 def uses_vllm(model) -> bool:
-    """vLLM only where it can run: a GPU, vLLM installed, and a model loaded with fast_inference."""
-    return has_gpu() and has_vllm() and hasattr(model, "fast_generate") and getattr(model, "vllm_engine", None) is not None
+    """vLLM only where it can run (a GPU, vLLM installed: kit.env.vllm_usable) and on a model loaded with
+    fast_inference, which has vLLM's engine."""
+    return env.vllm_usable() and hasattr(model, "fast_generate") and getattr(model, "vllm_engine", None) is not None
 
 
 def live_adapter_request(model):

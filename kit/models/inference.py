@@ -12,9 +12,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kit.env import has_gpu, has_vllm
+from kit import env
 from kit.errors import KitError
 from kit.models.names import base_16bit_name
+from kit.models.tokenizer import with_pad_token
 
 
 @dataclass
@@ -50,9 +51,9 @@ def load_for_inference(model_name: str | None, adapter: str | None = None, max_s
     from kit.models.names import resolve_model_name
 
     path = resolve_model_name(model_name)
-    if has_gpu() and has_vllm():
+    if env.vllm_usable():
         return _load_vllm(path, adapter, max_seq_length)
-    if has_gpu():
+    if env.has_gpu():
         print("inference: vLLM is not installed; generating with transformers (slower)")
     return _load_transformers(path, adapter)
 
@@ -63,18 +64,16 @@ def _load_transformers(path: str, adapter: str | None) -> Loaded:
 
     tokenizer_source = adapter if adapter and (Path(adapter) / "tokenizer_config.json").exists() else path
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_source)
-    dtype = "auto" if has_gpu() else torch.float32
+    dtype = "auto" if env.has_gpu() else torch.float32
     try:
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, device_map="auto" if has_gpu() else None)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, device_map="auto" if env.has_gpu() else None)
     except OSError as err:
         raise KitError(f"cannot load model {path} ({str(err).splitlines()[0]})") from None
     if adapter:
         from peft import PeftModel
 
         model = PeftModel.from_pretrained(model, adapter)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    return Loaded(model.eval(), tokenizer, adapter=adapter)
+    return Loaded(model.eval(), with_pad_token(tokenizer), adapter=adapter)
 
 
 def _load_vllm(path: str, adapter: str | None, max_seq_length: int) -> Loaded:

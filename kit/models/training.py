@@ -13,31 +13,31 @@ from __future__ import annotations
 
 import os
 
+from kit import env, ranks
 from kit.config import ModelConfig
-from kit.env import has_gpu, has_vllm
 from kit.errors import KitError
-from kit import ranks
 from kit.models.names import resolve_model_name
+from kit.models.tokenizer import with_pad_token
 
 os.environ.setdefault("UNSLOTH_DISABLE_STATISTICS", "1")  # no network calls at load time
-import unsloth  # noqa: E402,F401  (must come before trl / transformers trainers)
-import torch  # noqa: E402
-from unsloth import FastLanguageModel  # noqa: E402
+import unsloth  # noqa: F401, I001  (must come before trl / transformers trainers, so not sorted)
+import torch
+from unsloth import FastLanguageModel
 
 
 def fast_inference_available(cfg: ModelConfig) -> bool:
     """Whether vLLM generation can be used as asked; says why not, in one line, when it cannot."""
     if not cfg.fast_inference:
         return False
-    if not has_gpu():
+    if env.vllm_usable():
+        return True
+    if not env.has_gpu():
         print("loader: model.fast_inference=true needs a GPU (vLLM); none here, so generation uses "
               "transformers instead. Set model.fast_inference=false to silence this.")
-        return False
-    if not has_vllm():
+    else:
         print("loader: model.fast_inference=true needs vLLM, which is not installed (pip install -e '.[gpu]'); "
               "generation uses transformers instead.")
-        return False
-    return True
+    return False
 
 
 def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
@@ -63,7 +63,7 @@ def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
     except OSError as err:
         raise cannot_load(cfg, err) from None
     if cfg.full_finetuning:
-        return model, _with_pad(tokenizer)
+        return model, with_pad_token(tokenizer)
     model = FastLanguageModel.get_peft_model(
         model,
         r=cfg.lora_rank,
@@ -73,7 +73,7 @@ def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
         use_gradient_checkpointing=_checkpointing(cfg.gradient_checkpointing),
         random_state=seed,
     )
-    return model, _with_pad(tokenizer)
+    return model, with_pad_token(tokenizer)
 
 
 def load_with_peft(cfg: ModelConfig, seed: int, sharded: bool = False):
@@ -110,7 +110,7 @@ def load_with_peft(cfg: ModelConfig, seed: int, sharded: bool = False):
     # CPU until DeepSpeed / FSDP split it, so no GPU ever holds the whole model
     if cuda and not four_bit and not sharded:
         model.to(ranks.state().device)
-    return model, _with_pad(tokenizer)
+    return model, with_pad_token(tokenizer)
 
 
 def weights_dtype(cfg: ModelConfig, cuda: bool):
@@ -124,12 +124,6 @@ def weights_dtype(cfg: ModelConfig, cuda: bool):
 def cannot_load(cfg: ModelConfig, err: OSError) -> KitError:  # not on the hub, no network, no cached copy
     return KitError(f"cannot load model {cfg.name} ({str(err).splitlines()[0]}); offline, give a local folder "
                     "with MODEL=path, or run PROFILE=smoke for the kit's tiny model")
-
-
-def _with_pad(tokenizer):
-    if tokenizer.pad_token is None:  # GRPO pads batches of prompts; most chat tokenizers already have one
-        tokenizer.pad_token = tokenizer.eos_token
-    return tokenizer
 
 
 def _checkpointing(value: str):

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 def kit_export(*args):
     return subprocess.run([sys.executable, "-m", "kit", "export", *map(str, args)], cwd=REPO, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, check=False)
 
 
 def run_folder(tmp_path, architecture):
@@ -103,7 +103,8 @@ def test_unknown_quant_is_refused_before_any_work(tmp_path):
 def test_verification_catches_a_wrong_template_and_eos(tmp_path):
     """A GGUF whose metadata disagrees with the model must fail the required checks."""
     from kit.export.gguf.convert import convert
-    from kit.export.gguf.verify import Reference, verify
+    from kit.export.gguf.reference import Reference
+    from kit.export.gguf.verify import verify
 
     merged = run_folder(tmp_path, "llama")
     gguf = tmp_path / "m.q8_0.gguf"
@@ -147,7 +148,8 @@ def test_verification_fails_a_gguf_of_different_weights(tmp_path):
     from safetensors.torch import load_file, save_file
 
     from kit.export.gguf.convert import convert
-    from kit.export.gguf.verify import Reference, verify
+    from kit.export.gguf.reference import Reference
+    from kit.export.gguf.verify import verify
 
     merged = run_folder(tmp_path, "llama")
     gguf = tmp_path / "m.q8_0.gguf"

@@ -20,7 +20,8 @@ from kit.atomic import PARTIAL
 from kit.errors import KitError
 from kit.outputs import VERIFICATION, RunDir, run_of
 from kit.export.gguf import convert, quants, spm
-from kit.export.gguf.verify import Reference, Verification, print_table, verify, write_report
+from kit.export.gguf.reference import Reference
+from kit.export.gguf.verify import Verification, print_table, verify, write_report
 
 
 @dataclass
@@ -107,7 +108,7 @@ def write_modelfile(model_dir: Path, gguf: Path, out_dir: Path) -> Path:
     from transformers import AutoTokenizer, GenerationConfig
 
     from kit.export.gguf.modelfile import modelfile_text
-    from kit.export.gguf.verify import eos_ids
+    from kit.export.gguf.reference import eos_ids
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     try:

@@ -1,0 +1,116 @@
+"""The rules that span fields, checked in one place before anything is loaded, and the smallest change
+that satisfies the batch rule. RunConfig's validator calls `cross_field_problems`.
+
+This module reads the config by its attributes only: kit.config.schema imports it, so importing the
+schema back would make the two modules import each other (the names below are for type checkers).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kit.config.schema import GRPOSection, RunConfig
+
+# Launchers that split the weights across processes: no single process holds the whole model.
+SHARDED = ("zero3", "fsdp")
+
+
+def cross_field_problems(cfg: RunConfig) -> list[str]:
+    """Every rule that spans fields, each broken one as a sentence naming the keys and the fix."""
+    problems = batch_problems(cfg) + model_problems(cfg) + multi_process_vllm_problems(cfg)
+    problems += stage_and_save_problems(cfg) + launcher_problems(cfg)
+    for name, weight in cfg.rewards.items():
+        if weight < 0:
+            problems.append(f"rewards.{name}: weight {weight} is negative; use 0 to drop a reward")
+    return problems
+
+
+def batch_problems(cfg: RunConfig) -> list[str]:
+    """A step must hold whole groups of generations, leave room for the prompt, and end."""
+    problems = []
+    g, processes = cfg.grpo, cfg.launch.num_processes
+    if cfg.completions_per_step % g.num_generations:
+        problems.append(
+            f"grpo: per_device_train_batch_size ({g.per_device_train_batch_size}) x gradient_accumulation_steps "
+            f"({g.gradient_accumulation_steps}) x launch.num_processes ({processes}) = {cfg.completions_per_step} "
+            f"completions per step, which is not a multiple of num_generations ({g.num_generations}); "
+            f"{nearest_valid_batch(g, processes)}"
+        )
+    if g.max_completion_length >= cfg.model.max_seq_length:
+        problems.append(
+            f"grpo.max_completion_length ({g.max_completion_length}) leaves no room for the prompt in "
+            f"model.max_seq_length ({cfg.model.max_seq_length}); raise max_seq_length or lower max_completion_length"
+        )
+    if g.max_steps == 0 or g.max_steps < -1:
+        problems.append(f"grpo.max_steps ({g.max_steps}) must be a positive number of steps, or -1 to use "
+                        "num_train_epochs")
+    return problems
+
+
+def model_problems(cfg: RunConfig) -> list[str]:
+    problems = []
+    if cfg.model.full_finetuning and cfg.model.load_in_4bit:
+        problems.append("model.full_finetuning trains every weight, which 4-bit weights cannot hold; "
+                        "set model.load_in_4bit=false (or train LoRA adapters)")
+    if cfg.model.full_finetuning and cfg.model.fast_inference:
+        # Unsloth sends full fine-tuning to FastModel, which raises NotImplementedError for vLLM
+        problems.append("model.full_finetuning with model.fast_inference: Unsloth's vLLM generation serves LoRA "
+                        "adapters only; set model.fast_inference=false (generation with transformers), or train LoRA")
+    return problems
+
+
+def multi_process_vllm_problems(cfg: RunConfig) -> list[str]:
+    """4-bit weights with vLLM in several processes: TRL merges the LoRA into the packed 4-bit weights to send
+    them to vLLM, which fails (TRL issues #3654 and #3466, PEFT #2501). One GPU shares them through Unsloth."""
+    vllm = cfg.model.fast_inference or cfg.grpo.extra.get("use_vllm", False)
+    if cfg.launch.num_processes == 1 or not (cfg.model.load_in_4bit and vllm):
+        return []
+    return [(f"launch.num_processes={cfg.launch.num_processes} with model.load_in_4bit and vLLM generation: TRL "
+             "cannot hand 4-bit weights merged with LoRA to vLLM (TRL #3654). Set model.load_in_4bit=false "
+             "(16-bit weights, vLLM works in every process), or model.fast_inference=false (4-bit, generation "
+             "with transformers, slower), or train on one GPU (Unsloth shares 4-bit weights with vLLM)")]
+
+
+def stage_and_save_problems(cfg: RunConfig) -> list[str]:
+    problems = []
+    if cfg.stages.count("sft") > 1 or cfg.stages.count("grpo") > 1:
+        problems.append(f"stages: {cfg.stages} repeats a stage; each of sft and grpo runs at most once")
+    if "gguf" in cfg.save.formats and "merged_16bit" not in cfg.save.formats:
+        problems.append("save.formats: gguf is made from the merged 16-bit model; add merged_16bit")
+    return problems
+
+
+def launcher_problems(cfg: RunConfig) -> list[str]:
+    """What the multi-process launchers cannot do with the chosen optimizer or weights."""
+    problems = []
+    launcher = cfg.launch.launcher
+    if launcher == "fsdp" and cfg.grpo.optim.startswith(("adamw_8bit", "paged_adamw_8bit", "adamw_bnb_8bit")):
+        problems.append(f"launch.launcher=fsdp with grpo.optim={cfg.grpo.optim}: bitsandbytes' 8-bit Adam does not "
+                        "handle FSDP2's sharded weights; set grpo.optim=adamw_torch (or use launcher zero3)")
+    if launcher in SHARDED and cfg.model.load_in_4bit:
+        problems.append(f"launch.launcher={launcher} shards 16-bit weights across GPUs; the kit does not "
+                        "shard 4-bit ones: set model.load_in_4bit=false, or use launcher ddp or zero2")
+    if launcher in SHARDED and cfg.model.full_finetuning:
+        problems.append(f"model.full_finetuning with launch.launcher={launcher}: the kit saves sharded "
+                        "LoRA adapters only; train LoRA, or use launcher ddp or zero2 for full fine-tuning")
+    return problems
+
+
+def nearest_valid_batch(g: GRPOSection, procs: int) -> str:
+    """Propose the smallest change that makes a step hold whole groups of generations."""
+    n, accum = g.num_generations, g.gradient_accumulation_steps
+    up = g.per_device_train_batch_size
+    while (up * accum * procs) % n:
+        up += 1
+    down = g.per_device_train_batch_size
+    while down > 0 and (down * accum * procs) % n:
+        down -= 1
+    options = [f"per_device_train_batch_size={up}"]
+    if down > 0:
+        options.append(f"per_device_train_batch_size={down}")
+    accum_up = accum
+    while (g.per_device_train_batch_size * accum_up * procs) % n:
+        accum_up += 1
+    options.append(f"gradient_accumulation_steps={accum_up}")
+    return "nearest valid: " + " or ".join(options)
