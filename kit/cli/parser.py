@@ -5,16 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import get_args
 
-from kit.config import LaunchConfig, RunConfig
+from kit.config import LAUNCHERS, PROFILES
 from kit.outputs import RunDir
 from kit.plan.memory import Stack
 
-# The choices come from the config's own types, so a new launcher or profile needs no change here.
-PROFILES = get_args(RunConfig.model_fields["profile"].annotation)
-LAUNCHERS = get_args(LaunchConfig.model_fields["launcher"].annotation)
-
 
 def build_parser() -> argparse.ArgumentParser:
+    """The choices come from the config's own types: a new launcher or profile needs no change here."""
     parser = argparse.ArgumentParser(prog="python -m kit", description="GRPO fine-tuning on one GPU.")
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser("train", help="train a recipe with GRPO and save adapter + merged model")

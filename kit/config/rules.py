@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kit.config.formats import format_problems
+
 if TYPE_CHECKING:
     from kit.config.schema import GRPOSection, RunConfig
 
@@ -76,8 +78,7 @@ def stage_and_save_problems(cfg: RunConfig) -> list[str]:
     problems = []
     if cfg.stages.count("sft") > 1 or cfg.stages.count("grpo") > 1:
         problems.append(f"stages: {cfg.stages} repeats a stage; each of sft and grpo runs at most once")
-    if "gguf" in cfg.save.formats and "merged_16bit" not in cfg.save.formats:
-        problems.append("save.formats: gguf is made from the merged 16-bit model; add merged_16bit")
+    problems += format_problems(cfg.save.formats)  # a format without the one it is made from
     return problems
 
 

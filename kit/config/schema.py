@@ -11,12 +11,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kit.config.rules import cross_field_problems
 from kit.errors import KitError
+from kit.config.formats import FORMAT_NAMES
 
 # Named because more than the schema needs them: the CLI's --profile / --launcher choices and the save step
 # read them back through `choices` (PROFILES, LAUNCHERS, SAVE_FORMATS below), so there is one list of each.
 Profile = Literal["auto", "smoke", "full"]
 Launcher = Literal["ddp", "zero2", "zero3", "fsdp"]
-SaveFormat = Literal["lora", "merged_16bit", "gguf"]
+SaveFormatName = Literal[FORMAT_NAMES]  # one entry per save format in kit/config/formats.py
 
 
 class Section(BaseModel):
@@ -117,7 +118,7 @@ class MonitorConfig(Section):
 class SaveConfig(Section):
     """What to write at the end of training (read by kit.export.merged)."""
 
-    formats: list[SaveFormat] = Field(default_factory=lambda: ["lora", "merged_16bit"])
+    formats: list[SaveFormatName] = Field(default_factory=lambda: ["lora", "merged_16bit"])
     merged_dtype: Literal["bfloat16", "float16"] = "bfloat16"
     quant: list[str] = Field(default_factory=lambda: ["q4_k_m"], min_length=1)  # GGUF types, with "gguf" in formats
 

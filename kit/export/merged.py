@@ -62,7 +62,7 @@ def local_base_weights(name: str) -> Path:
 
 
 def write_adapter(job) -> Path | None:
-    """The `lora` save format (kit.export.formats): none for a fully fine-tuned model."""
+    """The `lora` save format (kit.config.formats): none for a fully fine-tuned model."""
     return None if job.full_finetuning else job.adapter()
 
 

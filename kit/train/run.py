@@ -13,7 +13,7 @@ import time
 from kit import ranks
 from kit.config import SHARDED, RunConfig
 from kit.data import drop_long_prompts
-from kit.export.formats import SaveJob, save_formats
+from kit.export.save import SaveJob, save_formats
 from kit.models import training as loader  # imports Unsloth, which must patch TRL before TRL is used
 from kit.monitor.report import write_report
 from kit.recipe import Recipe

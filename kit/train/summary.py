@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.config import SAMPLE_DATA, SMOKE, RunConfig
-from kit.export.formats import BY_NAME
+from kit.config.formats import BY_NAME
 from kit.models.names import TINY_PREFIX
 from kit.outputs import RunDir
 from kit.recipe import Recipe

@@ -130,7 +130,7 @@ def verify_files(model_dir: Path, files: list[Path], wanted: list[str], out_dir:
 
 
 def write_gguf(job) -> Path | None:
-    """The `gguf` save format (kit.export.formats): from OUT/merged; a failed check is recorded, not raised."""
+    """The `gguf` save format (kit.config.formats): from OUT/merged; a failed check is recorded, not raised."""
     merged = job.written.get("merged_16bit")
     if merged is None:
         return None
