@@ -121,7 +121,7 @@ def as_byte_level_bpe(path: Path) -> None:
     transformers' GGUF reader gives it SentencePiece traits (byte fallback, a "▁" decoder), which send
     llama.cpp's converter down its SentencePiece path (a GGUF that crashes llama.cpp); and the GGUF's "smollm"
     pre-tokenizer splits digits one by one before GPT-2's byte-level split. The token ids do not change:
-    tests/test_smollm2.py compares them with llama.cpp reading the package's GGUF.
+    tests/models/test_smollm2.py compares them with llama.cpp reading the package's GGUF.
     """
     tokenizer = json.loads(path.read_text())
     tokenizer["model"]["byte_fallback"] = False

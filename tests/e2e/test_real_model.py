@@ -8,7 +8,7 @@ import os
 import pytest
 
 from kit.models import smollm2
-from tests.test_runner_e2e import kit, plain_generate
+from tests.e2e.cli import kit, plain_generate
 
 pytestmark = pytest.mark.slow
 OFFLINE = {"HF_HUB_OFFLINE": "1"}
@@ -125,7 +125,7 @@ def test_sigterm_and_resume_on_the_real_model(tmp_path):
     import signal
 
     from kit.monitor.metrics import read_metrics
-    from tests.test_resume import STEPS, start, wait_for_step
+    from tests.e2e.test_resume import STEPS, start, wait_for_step
 
     out = tmp_path / "run"
     process = start("digit_sum", out, "--model", smollm2.ALIAS)

@@ -17,7 +17,8 @@ from safetensors.torch import load_file
 
 from kit.monitor.metrics import read_metrics
 from tests.conftest import COUNT_RECIPE, REPO
-from tests.test_runner_e2e import plain_generate
+from tests.e2e import cli
+from tests.e2e.cli import plain_generate
 
 pytestmark = pytest.mark.slow
 
@@ -74,8 +75,7 @@ def test_sigterm_saves_and_resume_finishes(tmp_path):
 
 
 def kit_train(recipe, out, *extra, env_extra=None):
-    return subprocess.run([sys.executable, "-m", "kit", "train", str(recipe), "--out", str(out), *extra], cwd=REPO,
-                          env={**os.environ, **(env_extra or {})}, capture_output=True, text=True, timeout=600)
+    return cli.kit_train(recipe, "--out", out, *extra, env_extra=env_extra)
 
 
 def wait_for(path, process, timeout=600):

@@ -1,15 +1,12 @@
 """Real multi-process runs on this CPU: `make train NPROC=2` starts two ranks (gloo) through accelerate launch."""
 
 import json
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 from kit.monitor.metrics import read_metrics
-from tests.conftest import REPO
-from tests.test_runner_e2e import check_run_layout, plain_generate
+from tests.e2e.cli import check_run_layout, kit_train, make, plain_generate
 
 pytestmark = pytest.mark.slow
 
@@ -19,8 +16,7 @@ PER_RANK, NUM_GENERATIONS = 4, 4
 
 
 def make_train(*variables, timeout=600):
-    return subprocess.run(["make", "--no-print-directory", "train", *variables], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout)
+    return make("train", *variables, timeout=timeout)
 
 
 def test_make_train_with_two_processes(tmp_path):
@@ -52,11 +48,6 @@ def test_make_train_with_two_processes(tmp_path):
     assert plain_generate(out / "merged")["new_tokens"] > 0
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert [s["step"] for s in samples] == [1] * cfg.monitor.samples  # step 1's samples, written once, not per rank
-
-
-def kit_train(*args):
-    return subprocess.run([sys.executable, "-m", "kit", "train", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=600)
 
 
 def test_two_process_run_resumes_from_its_checkpoint(tmp_path):

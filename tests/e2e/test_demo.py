@@ -7,25 +7,19 @@ it was after SFT.
 """
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from kit.monitor.metrics import read_metrics
-from tests.conftest import REPO
+from tests.e2e.cli import kit_train
 
 pytestmark = pytest.mark.slow
 
 
 def test_shortened_demo_learns(tmp_path):
     out = tmp_path / "demo"
-    result = subprocess.run(
-        [sys.executable, "-m", "kit", "train", "digit_sum", "--config", "configs/demo_cpu.yaml", "--out", str(out),
-         "grpo.max_steps=150", "save.formats=[merged_16bit]"],
-        cwd=REPO, env=dict(os.environ), capture_output=True, text=True, timeout=900,
-    )
+    result = kit_train("digit_sum", "--config", "configs/demo_cpu.yaml", "--out", out, "grpo.max_steps=150",
+                       "save.formats=[merged_16bit]", timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     steps = [m for m in read_metrics(out / "metrics.jsonl") if m.get("stage") == "grpo" and "reward" in m]
     assert len(steps) == 150

@@ -1,61 +1,16 @@
 """The real CLI on the tiny model: train -> adapter + merged model on disk -> plain transformers generates."""
 
 import json
-import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
-import yaml
 
-from kit.config import build_config, read_yaml
 from kit.monitor.metrics import read_metrics
 from tests.conftest import COUNT_RECIPE, REPO
+from tests.e2e.cli import check_run_layout, kit, plain_generate
 
 pytestmark = pytest.mark.slow
-
-GENERATE_WITH_PLAIN_TRANSFORMERS = textwrap.dedent(
-    """
-    import json, sys
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    path = sys.argv[1]
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path)
-    prompt = tokenizer.apply_chat_template([{"role": "user", "content": "What is 2 plus 3?"}],
-                                           add_generation_prompt=True, return_tensors="pt", return_dict=True)
-    out = model.generate(**prompt, max_new_tokens=8, do_sample=False)
-    print(json.dumps({"new_tokens": out.shape[1] - prompt["input_ids"].shape[1], "dtype": str(model.dtype),
-                      "quantized": hasattr(model.config, "quantization_config"),
-                      "unsloth_loaded": "unsloth" in sys.modules}))
-    """
-)
-
-
-def kit(*args, env_extra=None):
-    env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "kit", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-
-
-def plain_generate(path):
-    result = subprocess.run([sys.executable, "-c", GENERATE_WITH_PLAIN_TRANSFORMERS, str(path)],
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def check_run_layout(out, steps):
-    for path in ("run.yaml", "metrics.jsonl", "adapter/adapter_config.json", "merged/config.json", "merged/model.safetensors"):
-        assert (out / path).exists(), f"{path} missing from {sorted(p.name for p in out.iterdir())}"
-    assert not [p for p in out.iterdir() if ".partial" in p.name], "a temporary folder was left behind"
-    logged = [m for m in read_metrics(out / "metrics.jsonl") if "reward" in m]
-    assert [m["step"] for m in logged] == list(range(1, steps + 1))
-    assert all("rewards/answer_correct/mean" in m and "reward_std" in m for m in logged)
-    cfg = build_config([read_yaml(out / "run.yaml")])  # run.yaml is a valid config as it stands
-    assert yaml.safe_load((out / "run.yaml").read_text())["versions"]["trl"] == "1.15.0"
-    return cfg
-
 
 def test_smoke_train_cli_end_to_end(tmp_path):
     out = tmp_path / "run"
