@@ -14,7 +14,7 @@ from pathlib import Path
 from kit import ranks
 from kit.cli.parser import build_parser
 from kit.diskspace import disk_full_error, is_disk_full
-from kit.errors import KitError
+from kit.errors import Interrupted, KitError
 from kit.outputs import RunDir
 
 
@@ -74,7 +74,6 @@ def train_command(args: argparse.Namespace) -> int:
 
 
 def train_here(cfg, recipe, resume: bool, plan) -> int:
-    from kit.train.resume import Interrupted
     from kit.train.run import run_training
 
     try:

@@ -7,7 +7,8 @@ import copy
 from typing import Any
 
 SMOKE, FULL = "smoke", "full"
-TINY_MODEL = "kit:tiny-llama"  # built on the spot by kit.models.tiny; no download
+TINY_PREFIX = "kit:tiny-"  # kit:tiny-llama, kit:tiny-qwen2, kit:tiny-demo: built on the spot by kit.models.tiny
+TINY_MODEL = f"{TINY_PREFIX}llama"  # the smoke profile's model; no download
 SAMPLE_DATA = "sample"  # the recipe's own small data file, written by the kit
 
 # The smoke profile: a few GRPO steps of the tiny model on the recipe's sample data. It proves the

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kit.config import TINY_PREFIX
 from kit.errors import KitError
 
 _PREQUANTIZED_SUFFIXES = ("-unsloth-bnb-4bit", "-bnb-4bit")
-TINY_PREFIX = "kit:tiny-"  # kit:tiny-llama, kit:tiny-qwen2, kit:tiny-demo: built on the spot by kit.models.tiny
 
 
 def resolve_model_name(name: str) -> str:

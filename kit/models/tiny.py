@@ -23,7 +23,6 @@ from pathlib import Path
 
 from kit.atomic import build_locked
 
-TINY_MODEL_NAME = "kit:tiny-llama"
 _VERSION = 4  # bump when the recipe below changes, so caches rebuild
 
 CHATML_TEMPLATE = (

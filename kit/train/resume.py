@@ -19,7 +19,7 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from kit import ranks
-from kit.errors import KitError
+from kit.errors import Interrupted
 from kit.outputs import RunDir
 from kit.train.checkpoints import all_checkpoints, guard_checkpoints, step_of
 
@@ -83,18 +83,6 @@ class SaveEveryMinutes(TrainerCallback):
     def on_save(self, args, state, control, **kwargs):
         self.last = self.clock()
 
-
-class Interrupted(KitError):
-    """Training stopped on a signal after saving a checkpoint."""
-
-    def __init__(self, out: RunDir, checkpoint: Path | None, recipe_name: str):
-        if checkpoint is None:  # stopped during the SFT warm start: GRPO has nothing to continue from
-            super().__init__("interrupted before GRPO saved a checkpoint, so there is nothing to continue from; "
-                             f"start it again with the same command (a new run clears {out} and reuses it)")
-            return
-        super().__init__(f"interrupted: checkpoint saved in {checkpoint}; continue with: python -m kit train "
-                         f"{recipe_name} --out {out} --resume   (or: make train RECIPE={recipe_name} OUT={out} "
-                         "RESUME=1)")
 
 
 @contextmanager

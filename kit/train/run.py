@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import time
 
+# Unsloth patches TRL and transformers when imported, so it comes before every module that imports them.
+from kit.models import training as loader  # isort: split
 from kit import ranks
 from kit.config import SHARDED, RunConfig
 from kit.data import drop_long_prompts
 from kit.export.save import SaveJob, save_formats
-from kit.models import training as loader  # imports Unsloth, which must patch TRL before TRL is used
 from kit.monitor.report import write_report
 from kit.recipe import Recipe
 from kit.train.evaluation import HeldOut, report_evaluation

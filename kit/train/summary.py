@@ -6,9 +6,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kit.config import SAMPLE_DATA, SMOKE, RunConfig
+from kit.config import SAMPLE_DATA, SMOKE, TINY_PREFIX, RunConfig
 from kit.config.formats import BY_NAME
-from kit.models.names import TINY_PREFIX
 from kit.outputs import RunDir
 from kit.recipe import Recipe
 

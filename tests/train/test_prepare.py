@@ -32,3 +32,24 @@ def test_a_used_output_folder_is_refused(tmp_path):
     with pytest.raises(KitError, match="is not empty"):
         claim_output(build_config([]), tmp_path, resume=False)
     assert output_path(build_config([]), load_recipe("gsm8k")).parent.name == "outputs"
+
+
+def test_sft_extra_is_checked_like_grpo_extra(tmp_path):
+    from kit.train.stages.sft import sft_args
+
+    def args(extra):
+        return sft_args(build_config([{"stages": ["sft", "grpo"], "sft": {"extra": extra}}]), tmp_path)
+
+    with pytest.raises(KitError, match="sft.extra.seed: the kit sets it from the top-level setting seed"):
+        args({"seed": 1})  # was TypeError: got multiple values for keyword argument 'seed'
+    with pytest.raises(KitError, match="sft.extra.max_steps: set it as sft.max_steps"):
+        args({"max_steps": 3})
+    with pytest.raises(KitError, match="sft.extra.no_such_field: not an SFTConfig setting"):
+        args({"no_such_field": 3})
+    assert args({"packing": True}).packing is True
+
+
+def test_grpo_extra_refuses_what_the_kit_sets(tmp_path):
+    bundle = load_recipe("gsm8k").rewards
+    with pytest.raises(KitError, match="grpo.extra.output_dir: the kit sets it from --out"):
+        grpo_args(build_config([{"grpo": {"extra": {"output_dir": "x"}}}]), tmp_path, bundle)

@@ -15,7 +15,9 @@ def checked_extra(section: str, extra: dict, trl_config: type, section_fields: s
     """
     unknown = sorted(set(extra) - set(trl_config.__dataclass_fields__))
     if unknown:
-        raise KitError(f"{section}.extra.{unknown[0]}: not a {trl_config.__name__} setting in this TRL version")
+        name = trl_config.__name__
+        article = "an" if name[0] in "AEFHILMNORSX" else "a"  # read letter by letter: an SFTConfig, a GRPOConfig
+        raise KitError(f"{section}.extra.{unknown[0]}: not {article} {name} setting in this TRL version")
     for key in sorted(extra):
         if key in section_fields:
             raise KitError(f"{section}.extra.{key}: set it as {section}.{key}, not in extra")
