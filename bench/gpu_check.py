@@ -263,9 +263,10 @@ def model_fields(shape: str, tokenizer_pieces: int) -> dict:
 
 def work_load(spec: dict) -> dict:
     """The kit's loader (Unsloth's FastLanguageModel + LoRA), then a forward pass that must be finite."""
+    import torch
+
     from kit.config import ModelConfig
     from kit.models.training import load_model  # imports Unsloth first
-    import torch
 
     cfg = ModelConfig(**spec["model"])
     started = time.perf_counter()
@@ -287,9 +288,9 @@ def work_load(spec: dict) -> dict:
 
 def work_grpo_kit(spec: dict) -> dict:
     """GRPO through the kit's own pieces: its config, loader, GRPOConfig and trainer with its callbacks."""
-    from kit.models import training as loader  # imports Unsloth, which must patch TRL first
     from kit.config import build_config
     from kit.export.merged import save_adapter
+    from kit.models import training as loader  # imports Unsloth, which must patch TRL first
     from kit.rewards import RewardBundle
     from kit.train.stages.grpo import build_trainer, grpo_args
 

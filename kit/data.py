@@ -12,8 +12,8 @@ from pathlib import Path
 
 from kit.config import SAMPLE_DATA, DataConfig
 from kit.errors import KitError
-from kit.recipe import Recipe
 from kit.models.tiny import cache_dir
+from kit.recipe import Recipe
 
 LOCAL_FORMATS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 TEXT_FORMATS = {"json", "csv"}

@@ -1,7 +1,12 @@
 import pytest
 
 from kit.config import (
-    SMOKE_PROFILE, TINY_MODEL, build_config, parse_overrides, read_yaml, resolve_config,
+    SMOKE_PROFILE,
+    TINY_MODEL,
+    build_config,
+    parse_overrides,
+    read_yaml,
+    resolve_config,
 )
 from kit.errors import KitError
 

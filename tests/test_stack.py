@@ -6,11 +6,11 @@ wheel's METADATA (vLLM needs a GPU, so it is not installed here).
 """
 
 import importlib.metadata
-import tomllib
 import warnings
 from pathlib import Path
 
 import pytest
+import tomllib
 from packaging.requirements import Requirement
 from packaging.version import Version
 

@@ -9,9 +9,9 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from kit.config.formats import FORMAT_NAMES
 from kit.config.rules import cross_field_problems
 from kit.errors import KitError
-from kit.config.formats import FORMAT_NAMES
 
 # Named because more than the schema needs them: the CLI's --profile / --launcher choices and the save step
 # read them back through `choices` (PROFILES, LAUNCHERS, SAVE_FORMATS below), so there is one list of each.

@@ -14,9 +14,8 @@ from pathlib import Path
 
 from kit.atomic import atomic_dir
 from kit.diskspace import disk_space
-from kit.models.names import base_16bit_name
 from kit.export.lora_merge import merge_lora_shards
-
+from kit.models.names import base_16bit_name
 
 
 def save_adapter(model, tokenizer, out: Path) -> Path:

@@ -20,9 +20,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from kit import ranks
 from kit.config import RunConfig
 from kit.errors import KitError
-from kit import ranks
 from kit.launch import CONFIG_DIR
 from kit.recipe import Recipe
 from kit.train.output_folder import claim_output

@@ -33,8 +33,8 @@ def eval_not_run_reason(out: RunDir) -> str:
     """The reason from the run's own settings (run.yaml), as the run printed it when it began."""
     import yaml
 
-    from kit.data import eval_skip_reason
     from kit.config import SHARDED
+    from kit.data import eval_skip_reason
 
     run = yaml.safe_load(out.run_file.read_text())
     data, evaluation, launch = run.get("data", {}), run.get("eval", {}), run.get("launch", {})

@@ -13,9 +13,15 @@ import math
 from dataclasses import dataclass, field
 
 from kit.config import RunConfig
-from kit.plan.memory import (Estimate, Stack, estimate_memory, generation_sequences, kv_cache_bytes_per_token,
-                             sequence_length)
 from kit.plan.gpus import GIB
+from kit.plan.memory import (
+    Estimate,
+    Stack,
+    estimate_memory,
+    generation_sequences,
+    kv_cache_bytes_per_token,
+    sequence_length,
+)
 from kit.plan.shapes import ModelShape
 
 FITS, TIGHT, NO_FIT = "fits", "tight", "does not fit"

@@ -18,14 +18,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from kit import ranks
 from kit.atomic import PARTIAL, remove_partials
-from kit.train.checkpoints import latest_complete, planned_steps, trained_to_plan
 from kit.config import RunConfig
 from kit.diskspace import nearest_existing
 from kit.errors import KitError
-from kit import ranks
 from kit.outputs import LOCK_NAME, RunDir
-
+from kit.train.checkpoints import latest_complete, planned_steps, trained_to_plan
 
 
 def claim_output(cfg: RunConfig, out: Path, resume: bool) -> Path | None:

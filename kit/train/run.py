@@ -12,6 +12,7 @@ import time
 
 # Unsloth patches TRL and transformers when imported, so it comes before every module that imports them.
 from kit.models import training as loader  # isort: split
+
 from kit import ranks
 from kit.config import SHARDED, RunConfig
 from kit.data import drop_long_prompts

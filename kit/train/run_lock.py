@@ -17,9 +17,9 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from kit import ranks
 from kit.errors import KitError
 from kit.outputs import LOCK_NAME
-from kit import ranks
 
 RUN_LOCK_ENV = "KIT_RUN_LOCK_HELD"  # set by the launcher to the OUT whose lock it holds for its ranks
 

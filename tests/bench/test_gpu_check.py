@@ -10,9 +10,26 @@ from dataclasses import replace
 import pytest
 import torch
 
-from bench.gpu_check import (CHECKS, FAIL, PASS, SHAPES, SKIP, Check, Driver, Machine, adapter_verdict, alternation,
-                             compare_merges, exit_code, failed, fused_head_failure, grpo_checks, steady_seconds,
-                             summarize_side, with_ratios)
+from bench.gpu_check import (
+    CHECKS,
+    FAIL,
+    PASS,
+    SHAPES,
+    SKIP,
+    Check,
+    Driver,
+    Machine,
+    adapter_verdict,
+    alternation,
+    compare_merges,
+    exit_code,
+    failed,
+    fused_head_failure,
+    grpo_checks,
+    steady_seconds,
+    summarize_side,
+    with_ratios,
+)
 from tests.conftest import REPO
 
 BF16_STEP = torch.finfo(torch.bfloat16).eps

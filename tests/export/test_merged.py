@@ -1,5 +1,4 @@
 import pytest
-import torch
 
 from kit.export.merged import atomic_dir
 from kit.models.names import base_16bit_name

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kit.models import smollm2
 from kit.errors import KitError
+from kit.models import smollm2
 from kit.models.names import resolve_model_name
 
 

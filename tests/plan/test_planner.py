@@ -2,7 +2,7 @@ import pytest
 
 from kit.plan.planner import FITS, NO_FIT, describe, fits, make_plan, with_settings
 from kit.plan.shapes import read_shape
-from tests.plan.conftest import MODEL_CONFIGS, config
+from tests.plan.conftest import config
 
 QWEN, LLAMA = "Qwen2.5-1.5B-Instruct", "Llama-3.1-8B-Instruct"
 

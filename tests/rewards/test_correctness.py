@@ -28,7 +28,6 @@ def test_integer_answer():
     assert integer_answer(completions) == [1.0, 1.0, 0.0, 0.0, 0.0]
 
 
-import pytest  # noqa: E402
 
 from kit.rewards import exact_match, fuzzy_match, math_equivalent, numeric_match  # noqa: E402
 

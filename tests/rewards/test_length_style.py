@@ -1,7 +1,13 @@
 import pytest
 
 from kit.rewards import (
-    citations, code_block, ideal_length, json_format, max_length_penalty, min_length, reasoning_connectors,
+    citations,
+    code_block,
+    ideal_length,
+    json_format,
+    max_length_penalty,
+    min_length,
+    reasoning_connectors,
     repetition_penalty,
 )
 from tests.conftest import chat

@@ -10,11 +10,11 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from kit.train.checkpoints import latest_complete
 from kit.config import build_config
 from kit.errors import KitError
-from kit.train.resume import SaveEveryMinutes
+from kit.train.checkpoints import latest_complete
 from kit.train.output_folder import claim_output
+from kit.train.resume import SaveEveryMinutes
 from kit.train.run_lock import LOCK_NAME, RUN_LOCK_ENV, hold_run_lock
 from tests.conftest import REPO
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from kit.atomic import PARTIAL
 from kit.errors import KitError
-from kit.outputs import VERIFICATION, RunDir, run_of
 from kit.export.gguf import convert, quants, spm
 from kit.export.gguf.reference import Reference
 from kit.export.gguf.verify import Verification, print_table, verify, write_report
+from kit.outputs import VERIFICATION, RunDir, run_of
 
 
 @dataclass
