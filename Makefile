@@ -7,7 +7,7 @@
 #   make demo-real [ARGS='seed=2']   # CPU: the real SmolLM2-135M-Instruct, SFT then GRPO with LoRA, ~13 minutes
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
 #   make gpu-check [SHAPE=tiny|qwen2.5-1.5b|smollm2 STEPS=4 OUT=file.json]   # the GPU route end to end, offline, one line a check
-#   make test
+#   make test                # ruff, then every test (tests/e2e are the slow end-to-end runs)
 
 RECIPE ?= gsm8k
 PY := .venv/bin/python
@@ -47,6 +47,7 @@ gpu-check: $(STAMP)
 	$(PY) bench/gpu_check.py $(if $(SHAPE),--shape $(SHAPE)) $(if $(STEPS),--steps $(STEPS)) $(if $(OUT),--out $(OUT))
 
 test: $(STAMP)
+	$(PY) -m ruff check .
 	$(PY) -m pytest -q
 
 clean:

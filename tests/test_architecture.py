@@ -127,3 +127,17 @@ def test_the_output_name_check_sees_a_spelled_name(tmp_path):
     module = tmp_path / "m.py"
     module.write_text('"""Writes OUT/run.yaml."""\nP = out / "merged"\nQ = str(out) + "/metrics.jsonl"\n')
     assert spelled_output_names(module) == ["merged", "metrics.jsonl"]
+
+
+# kit/ from what everything shares to the commands (README, "Layout"): each imports only what is above it.
+LAYERS = ["kit.errors", "kit.env", "kit.ranks", "kit.outputs", "kit.atomic", "kit.diskspace", "kit.config",
+          "kit.sandbox", "kit.rewards", "kit.recipe", "kit.models", "kit.data", "kit.plan", "kit.eval",
+          "kit.monitor", "kit.export", "kit.train", "kit.launch", "kit.cli", "kit.__main__"]
+
+
+def test_each_package_imports_only_the_ones_above_it():
+    graph = package_graph()
+    assert sorted(graph) == sorted(LAYERS + ["kit"]), "a new package: give it its place in LAYERS and the README"
+    upward = {(node, target) for node, targets in graph.items() if node in LAYERS for target in targets
+              if target in LAYERS and LAYERS.index(target) >= LAYERS.index(node)}
+    assert upward == set()
