@@ -38,6 +38,7 @@ def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False, plan=None
 
 
 def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint, plan) -> RunResult:
+    """Load, score the base, train each stage (scoring after it), save the formats asked for, report."""
     out, resumed = run.out, checkpoint is not None
     start_output(cfg, run, checkpoint)
     announce(cfg, recipe, out, run.sandbox)
