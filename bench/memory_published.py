@@ -76,8 +76,8 @@ PUBLISHED = [
         {"model": {"max_seq_length": 512, "lora_rank": 16, "lora_alpha": 16, "gpu_memory_utilization": 0.7,
                    "target_modules": ["gate_proj", "up_proj", "down_proj"]},
          "grpo": {"per_device_train_batch_size": 6, "num_generations": 6, **LAUNCH_GRPO}},
-        bound=True, why="the launch's Phi-4 notebook on a T4 (MLP-only LoRA r=16, vLLM share 0.7); GRPO settings as the "
-            "Llama notebook of the same launch",
+        bound=True, why="the launch's Phi-4 notebook on a T4 (MLP-only LoRA r=16, vLLM share 0.7); GRPO settings as "
+            "the Llama notebook of the same launch",
     ),
     Published(
         "Llama 3.1 8B, 20K context, 8 generations: Unsloth 54.3 GB", LONG_CONTEXT, "Llama-3.1-8B-Instruct", 54.3,

@@ -74,7 +74,8 @@ def build(root: Path, layers: int, hidden: int, shard_mb: int) -> tuple[Path, Pa
     model = LlamaForCausalLM(config).to(torch.bfloat16)
     params = sum(p.numel() for p in model.parameters())
     model.save_pretrained(root / "base", max_shard_size=f"{shard_mb}MB")
-    lora = LoraConfig(r=16, lora_alpha=32, target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+    lora = LoraConfig(r=16, lora_alpha=32,
+                      target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
     get_peft_model(model, lora).save_pretrained(root / "adapter")
     return root / "base", root / "adapter", params
 

@@ -63,7 +63,8 @@ def main() -> None:
     serial = rate([passes_tests(workers=1)], completions, columns)
     parallel = rate(PRESETS["code"]().funcs, completions, columns)
     print(f"{'code preset, 1 worker':28s} {serial:8.0f} completions/s  (baseline)")
-    print(f"{f'code preset, {workers} workers':28s} {parallel:8.0f} completions/s  ({parallel / serial:.2f}x the baseline)")
+    print(f"{f'code preset, {workers} workers':28s} {parallel:8.0f} completions/s  "
+          f"({parallel / serial:.2f}x the baseline)")
     isolation_costs(completions[:200], {"tests": columns["tests"][:200]})
 
 

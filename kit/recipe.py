@@ -153,7 +153,8 @@ REQUIRED = ("prepare", "REWARDS")
 ATTRIBUTES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "prepare": (callable, "a function prepare(split, source) -> datasets.Dataset"),
     "REWARDS": (lambda v: isinstance(v, RewardBundle), "a RewardBundle((fn, weight), ...) from kit.rewards"),
-    "DEFAULTS": (lambda v: isinstance(v, dict), 'a dict shaped like the YAML config, e.g. {"grpo": {"max_steps": 100}}'),
+    "DEFAULTS": (lambda v: isinstance(v, dict),
+                 'a dict shaped like the YAML config, e.g. {"grpo": {"max_steps": 100}}'),
     "write_sample": (callable, "a function write_sample(path, split)"),
     "SAMPLE_COMPLETIONS": (_fits_samples, 'a list of dicts, each {"completion": ..., <dataset columns>}'),
     "EVAL": (lambda v: isinstance(v, Scoring), "a kit.recipe.Scoring(strict=..., lenient=..., formatted=...)"),

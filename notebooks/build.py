@@ -34,7 +34,8 @@ PLATFORMS = {
 
 
 # A failed `!command` does not stop Run all; IPython leaves its exit status in _exit_code.
-STOP_ON_FAILURE = 'if _exit_code:\n    raise RuntimeError(f"{step} failed (exit code {{_exit_code}}): see the messages above")'
+STOP_ON_FAILURE = ('if _exit_code:\n    raise RuntimeError(f"{step} failed (exit code {{_exit_code}}): '
+                   'see the messages above")')
 
 
 def stop_on_failure(step: str, indent: str = "") -> str:
@@ -97,7 +98,9 @@ def cells(platform: str) -> list:
             "## Will it fit?\n`kit plan` estimates the peak GPU memory from the model's config.json before "
             "anything is loaded, says whether it fits the T4, and what the largest settings are that would."
         ),
-        new_code_cell("!{sys.executable} -m kit plan gsm8k {SETTINGS} --gpu T4 launch.num_processes={NPROC} {OVERRIDES}"),
+        new_code_cell(
+            "!{sys.executable} -m kit plan gsm8k {SETTINGS} --gpu T4 launch.num_processes={NPROC} {OVERRIDES}"
+        ),
         new_markdown_cell(
             "## Train\nGRPO with the gsm8k recipe's rewards. Watch `reward` rise and `reward_std` stay above 0; "
             "the kit prints a plain-words warning when something goes wrong, and sample completions every few "
@@ -105,7 +108,8 @@ def cells(platform: str) -> list:
         ),
         new_code_cell(
             'STEPS_FLAG = f"--steps {STEPS}" if PROFILE == "full" else ""\n'
-            "!{sys.executable} -m kit train gsm8k {SETTINGS} {STEPS_FLAG} --num-processes {NPROC} --out {OUT} {OVERRIDES}\n"
+            "!{sys.executable} -m kit train gsm8k {SETTINGS} {STEPS_FLAG} --num-processes {NPROC} --out {OUT} "
+            "{OVERRIDES}\n"
             + STOP_ON_FAILURE.format(step="training")
         ),
         new_markdown_cell("## Health report, curves and before/after"),

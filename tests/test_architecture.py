@@ -38,7 +38,8 @@ def imported_modules(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:  # relative import
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]
+                                + ([base] if base else []))
             if base == "kit" or base.startswith("kit."):
                 found |= {f"{base}.{alias.name}" for alias in node.names} if base == "kit" else {base}
     return found

@@ -63,7 +63,8 @@ def test_all_problems_reported_at_once():
 def test_batch_not_divisible_by_generations_proposes_nearest_valid():
     # The guide's 1 x 4 with 8 generations: TRL would fail after loading the model.
     with pytest.raises(KitError) as err:
-        build_config([{"grpo": {"per_device_train_batch_size": 1, "gradient_accumulation_steps": 4, "num_generations": 8}}])
+        build_config([{"grpo": {"per_device_train_batch_size": 1, "gradient_accumulation_steps": 4,
+                                "num_generations": 8}}])
     message = str(err.value)
     assert "= 4 completions per step, which is not a multiple of num_generations (8)" in message
     assert "per_device_train_batch_size=2" in message

@@ -13,7 +13,8 @@ def needs_answer(completions, answer, **kwargs):
 
 
 def recipe_with(rows) -> Recipe:
-    return Recipe(name="t", prepare=lambda split, source: Dataset.from_list(rows), rewards=RewardBundle((needs_answer, 1.0)))
+    return Recipe(name="t", prepare=lambda split, source: Dataset.from_list(rows),
+                  rewards=RewardBundle((needs_answer, 1.0)))
 
 
 def prompt(text):
@@ -33,14 +34,15 @@ def test_long_prompts_dropped_with_count(tiny_tokenizer, capsys):
 
 def test_reward_column_missing_is_named(tiny_tokenizer):
     recipe = recipe_with([{"prompt": prompt("hi"), "gold": "1"}])
-    with pytest.raises(KitError, match="reward 'needs_answer' reads it\\) lacks column\\(s\\) 'answer'; it has: prompt, gold"):
+    with pytest.raises(KitError,
+                       match="reward 'needs_answer' reads it\\) lacks column\\(s\\) 'answer'; it has: prompt, gold"):
         prepare_dataset(recipe, DataConfig(), tiny_tokenizer)
 
 
 @pytest.mark.parametrize("bad", ["just a string", [{"role": "user"}], [{"content": "x"}]])
 def test_malformed_prompt_row_is_named(tiny_tokenizer, bad):
-    recipe = recipe_with([{"prompt": prompt("ok"), "answer": "1"}, {"prompt": bad, "answer": "2"}] if not isinstance(bad, str)
-                         else [{"prompt": bad, "answer": "2"}])
+    recipe = recipe_with([{"prompt": prompt("ok"), "answer": "1"}, {"prompt": bad, "answer": "2"}]
+                         if not isinstance(bad, str) else [{"prompt": bad, "answer": "2"}])
     with pytest.raises(KitError, match="must be a list of chat messages"):
         prepare_dataset(recipe, DataConfig(), tiny_tokenizer)
 

@@ -103,5 +103,6 @@ def test_every_recipe_prepares_its_sample_data(name, tiny_tokenizer):
 
     recipe = load_recipe(name)
     for split in ("train", "test"):
-        dataset = prepare_dataset(recipe, DataConfig(path="sample", split=split, max_prompt_length=4096), tiny_tokenizer)
+        dataset = prepare_dataset(recipe, DataConfig(path="sample", split=split, max_prompt_length=4096),
+                                  tiny_tokenizer)
         assert len(dataset) > 0

@@ -22,7 +22,8 @@ PLUGIN_DECLARES = ["bitsandbytes>=0.48.1"]
 
 
 def requirements(group: str | None = None) -> dict[str, Requirement]:
-    items = PYPROJECT["project"]["dependencies"] if group is None else PYPROJECT["project"]["optional-dependencies"][group]
+    items = (PYPROJECT["project"]["dependencies"] if group is None
+             else PYPROJECT["project"]["optional-dependencies"][group])
     return {Requirement(item).name.lower().replace("_", "-"): Requirement(item) for item in items}
 
 

@@ -44,7 +44,8 @@ def resolved_config(recipe, file_layer: dict, layer: dict, gpu: bool):
     """The run's settings, layered: the recipe's defaults < profile < --config file < flags and overrides."""
     from kit.config import resolve_config
 
-    return resolve_config(recipe.defaults, file_layer, layer, gpu=gpu, recipe_has_sample=recipe.write_sample is not None)
+    return resolve_config(recipe.defaults, file_layer, layer, gpu=gpu,
+                          recipe_has_sample=recipe.write_sample is not None)
 
 
 def train_command(args: argparse.Namespace) -> int:

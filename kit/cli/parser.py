@@ -22,7 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--out", help="output folder (default outputs/<recipe>-<timestamp>)")
     train.add_argument("--profile", choices=PROFILES, help="smoke: tiny model + sample data")
     train.add_argument("--data", help="local .jsonl/.csv/.parquet file, or 'sample' (sets data.path)")
-    train.add_argument("--resume", action="store_true", help="continue the interrupted run in --out from its latest checkpoint")
+    train.add_argument("--resume", action="store_true",
+                       help="continue the interrupted run in --out from its latest checkpoint")
     train.add_argument("--gpu", help="plan memory for this GPU (T4, L4, A100-40GB, 16GB ...; default: the GPU here)")
     train.add_argument("--skip-plan", action="store_true", help="train even when the memory plan says it will not fit")
     train.add_argument("--num-processes", type=int, help="more than 1: one process per GPU through accelerate launch "
@@ -33,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export", help="convert a merged model to GGUF, quantize, verify in llama.cpp")
     export.add_argument("model_dir", help="a merged 16-bit model folder, e.g. outputs/<run>/merged")
-    export.add_argument("--quant", nargs="+", default=["q4_k_m"], help="f16 bf16 q8_0 q4_k_m q5_k_m q6_k ... (default q4_k_m)")
+    export.add_argument("--quant", nargs="+", default=["q4_k_m"],
+                        help="f16 bf16 q8_0 q4_k_m q5_k_m q6_k ... (default q4_k_m)")
     export.add_argument("--out", help="folder for the files (default: <run>/gguf)")
     export.add_argument("--name", help="file name stem (default: the run folder's name)")
     export.add_argument("--no-verify", action="store_true", help="skip the llama.cpp checks (not recommended)")
@@ -48,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--n", type=int, default=200, help="number of held-out prompts (default 200)")
     evaluate.add_argument("--data", help="local file or 'sample' (default: the run's eval data, else the hub)")
     evaluate.add_argument("--max-new-tokens", type=int, help="default: the run's grpo.max_completion_length")
-    evaluate.add_argument("--json", help="where to write the results (default: eval-<model>-<split>.json in the run folder)")
+    evaluate.add_argument("--json",
+                          help="where to write the results (default: eval-<model>-<split>.json in the run folder)")
 
     chat = commands.add_parser("chat", help="talk to a model in the terminal, with the recipe's system prompt")
     chat.add_argument("model", nargs="?", help="merged model folder or hub id (default: the adapter's base)")
@@ -64,11 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--gpu", help="T4, L4, A10G, RTX4090, A100-40GB, H100 ... or a size such as 16GB "
                       "(default: the GPU here, else T4)")
     plan.add_argument("--config", help="YAML file of settings, as for train")
-    plan.add_argument("--profile", choices=[p for p in PROFILES if p != "auto"], help="smoke: the tiny model (default full)")
+    plan.add_argument("--profile", choices=[p for p in PROFILES if p != "auto"],
+                      help="smoke: the tiny model (default full)")
     plan.add_argument("--stack", choices=get_args(Stack),
                       help="trl: what plain TRL + FlashAttention 2 would need (the default with "
                       "launch.num_processes > 1, which loads with transformers + PEFT)")
-    plan.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.num_generations=16")
+    plan.add_argument("overrides", nargs="*", metavar="section.key=value",
+                      help="any setting, e.g. grpo.num_generations=16")
 
     rewards = commands.add_parser("rewards", help="work with a recipe's reward functions")
     rewards_commands = rewards.add_subparsers(dest="rewards_command", required=True)

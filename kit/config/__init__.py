@@ -49,8 +49,8 @@ from kit.config.schema import (
 
 __all__ = [
     "CPU_FULL_PROFILE", "FULL", "LAUNCHERS", "PROFILES", "SAMPLE_DATA", "SAVE_FORMATS", "SHARDED", "SMOKE",
-    "SMOKE_PROFILE", "TINY_MODEL", "TINY_PREFIX", "DataConfig", "EvalConfig", "GRPOSection", "LaunchConfig", "ModelConfig",
-    "MonitorConfig", "RunConfig", "SFTSection", "SaveConfig", "Section", "build_config", "choices",
+    "SMOKE_PROFILE", "TINY_MODEL", "TINY_PREFIX", "DataConfig", "EvalConfig", "GRPOSection", "LaunchConfig",
+    "ModelConfig", "MonitorConfig", "RunConfig", "SFTSection", "SaveConfig", "Section", "build_config", "choices",
     "cross_field_problems", "deep_merge", "format_validation_error", "multi_process_vllm_problems",
     "nearest_valid_batch", "parse_overrides", "read_yaml", "resolve_config", "resolve_profile", "smoke_profile",
 ]

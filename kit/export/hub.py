@@ -48,5 +48,6 @@ def push_run(out: Path, repo_id: str, token: str | None) -> str:
     api = HfApi(token=token)
     api.create_repo(repo_id, exist_ok=True)
     for folder in folders:
-        api.upload_folder(folder_path=str(folder), repo_id=repo_id, path_in_repo="gguf" if folder.name == "gguf" else "")
+        api.upload_folder(folder_path=str(folder), repo_id=repo_id,
+                          path_in_repo="gguf" if folder.name == "gguf" else "")
     return f"uploaded {', '.join(f.name for f in folders)} to https://huggingface.co/{repo_id}"

@@ -67,7 +67,8 @@ class HealthMonitor:
             if std < 0.05 or zero > 0.8:
                 yield "no_signal", (f"no learning signal: reward_std {std:.3f}, {zero:.0%} of prompts with identical "
                                     "rewards over the last 5 steps. GRPO learns from differences within a group: raise "
-                                    "num_generations, give partial credit, or start from a warm start (stages: [sft, grpo]).")
+                                    "num_generations, give partial credit, or start from a warm start "
+                                    "(stages: [sft, grpo]).")
         kl = logs.get("kl")
         if self.beta > 0 and isinstance(kl, (int, float)) and kl > 0.5:
             yield "kl_high", f"KL {kl:.2f} > 0.5: the policy is drifting from the reference; lower the learning rate."

@@ -81,7 +81,8 @@ def draw_scores(ax, evaluations: list[dict]) -> None:
 
 
 PANELS = [
-    ("reward (total and each function)", lambda keys: ["reward"] + sorted(k for k in keys if k.startswith("rewards/") and k.endswith("/mean"))),
+    ("reward (total and each function)",
+     lambda keys: ["reward"] + sorted(k for k in keys if k.startswith("rewards/") and k.endswith("/mean"))),
     ("reward_std (learning signal)", lambda keys: ["reward_std", "frac_reward_zero_std"]),
     ("completion length (tokens)", lambda keys: ["completions/mean_length", "completions/clipped_ratio"]),
     ("KL to the reference (beta > 0)", lambda keys: ["kl"]),
@@ -101,7 +102,8 @@ def plot_metrics(out: RunDir | Path) -> Path | None:
 
     out = RunDir(out)
     path = out.metrics
-    rows = [m for m in read_metrics(path) if m.get("stage", "grpo") == "grpo" and "reward" in m] if path.exists() else []
+    rows = ([m for m in read_metrics(path) if m.get("stage", "grpo") == "grpo" and "reward" in m]
+            if path.exists() else [])
     if not rows:
         return None
     keys = set().union(*rows)

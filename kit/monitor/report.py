@@ -21,7 +21,8 @@ def write_report(out: RunDir | Path, timings: dict[str, float], eval_table: str 
                  f"not run: {eval_not_run_reason(out)}"]
     sections += process_lines(out)
     sections += ["", "## Health diagnostics", ""] + diagnostics_lines(out)
-    sections += ["", "## Plots", ""] + [f"![{p.stem}]({p.relative_to(out.root)})" for p in sorted(out.plots.glob("*.png"))]
+    sections += ["", "## Plots", ""] + [f"![{p.stem}]({p.relative_to(out.root)})"
+                                        for p in sorted(out.plots.glob("*.png"))]
     sections += ["", "## Sample completions", ""] + sample_lines(out)
     sections += ["", f"## Config and versions ({out.run_file.name})", "", "```yaml", out.run_file.read_text().rstrip(),
                  "```", ""]
@@ -84,7 +85,8 @@ def sample_lines(out: RunDir) -> list[str]:
         for s in (s for s in samples if s["step"] == step):
             # TRL logs a reward that does not apply to a row (None) as NaN: left out either way
             rewards = ", ".join(f"{k} {v:.2g}" for k, v in s["rewards"].items() if v is not None and v == v)
-            lines += [f"- prompt: `{_short(s['prompt'])}`", f"  completion: `{_short(s['completion'])}`", f"  rewards: {rewards}"]
+            lines += [f"- prompt: `{_short(s['prompt'])}`", f"  completion: `{_short(s['completion'])}`",
+                      f"  rewards: {rewards}"]
         lines.append("")
         if steps[0] == steps[-1]:
             break

@@ -115,7 +115,8 @@ def vllm_activations(shape: ModelShape) -> Term:
 
 
 def vllm_cuda_graphs() -> Term:
-    return Term("vLLM CUDA graphs", VLLM_CUDA_GRAPHS_GIB, "static", "captured decode steps; vLLM counts them in its share")
+    return Term("vLLM CUDA graphs", VLLM_CUDA_GRAPHS_GIB, "static",
+                "captured decode steps; vLLM counts them in its share")
 
 
 def vllm_kv_cache(shape: ModelShape, cfg: RunConfig) -> Term:

@@ -179,7 +179,8 @@ def batch_proposal(cfg: RunConfig, shape: ModelShape, gpu_gib: float, stack: Sta
 
 def settings_line(cfg: RunConfig) -> str:
     m, g = cfg.model, cfg.grpo
-    weights = "full fine-tuning" if m.full_finetuning else f"{'4-bit' if m.load_in_4bit else '16-bit'} + LoRA r={m.lora_rank}"
+    weights = ("full fine-tuning" if m.full_finetuning
+               else f"{'4-bit' if m.load_in_4bit else '16-bit'} + LoRA r={m.lora_rank}")
     generation = f"vLLM share {m.gpu_memory_utilization:.2f}" if m.fast_inference else "generate() without vLLM"
     return (f"{weights}; {g.per_device_train_batch_size} completions per device step "
             f"({g.num_generations} generations) x {sequence_length(cfg)} tokens "

@@ -61,5 +61,6 @@ def check_before_training(cfg: RunConfig, gpu: str | None, skip: bool) -> Plan |
         raise KitError(f"this run will not fit the GPU; nothing was loaded.\n\n{describe(plan)}\n\n"
                        "Change a setting above, or run anyway with --skip-plan (make train FORCE=1).")
     print(f"memory plan: {plan.verdict}, about {plan.peak_gib:.1f} of {plan.gpu_gib:.1f} GiB on {plan.gpu} "
-          f"(python -m kit plan {cfg.recipe} for the breakdown){'; running anyway (--skip-plan)' if plan.refused else ''}")
+          f"(python -m kit plan {cfg.recipe} for the breakdown)"
+          f"{'; running anyway (--skip-plan)' if plan.refused else ''}")
     return plan

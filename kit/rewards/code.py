@@ -77,7 +77,9 @@ def check_tests(value, row: int) -> None:
 
 
 def same_output(produced: str, expected: str) -> bool:
-    lines = lambda text: [line.rstrip() for line in text.strip().splitlines()]
+    def lines(text: str) -> list[str]:
+        return [line.rstrip() for line in text.strip().splitlines()]
+
     return lines(produced) == lines(str(expected))
 
 

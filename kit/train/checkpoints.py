@@ -77,7 +77,7 @@ def trained_to_plan(max_steps: int, checkpoint: Path) -> bool:
     return step_of(checkpoint) >= planned_steps(max_steps, checkpoint)
 
 
-# --- a full disk while saving: the trainer writes checkpoint-N in place; trainer_state.json is the last file it writes ---
+# --- a full disk while saving: the trainer writes checkpoint-N in place, trainer_state.json last ---
 
 def incomplete_checkpoints(folder: Path) -> list[Path]:
     return [p for p in all_checkpoints(folder) if p.is_dir() and not (p / STATE).exists()]

@@ -20,7 +20,8 @@ class HeldOut:
     """The run's evaluations so far, in order; each new one is scored, kept and written."""
 
     def __init__(self, cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, out: RunDir):
-        self.cfg, self.recipe, self.model, self.tokenizer, self.rows, self.out = cfg, recipe, model, tokenizer, rows, out
+        self.cfg, self.recipe, self.model, self.tokenizer = cfg, recipe, model, tokenizer
+        self.rows, self.out = rows, out
         self.results: list[EvalResult | None] = []
 
     def begin(self, resumed: bool) -> None:

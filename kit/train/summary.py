@@ -57,7 +57,8 @@ def print_summary(cfg: RunConfig, result: RunResult) -> None:
     print(f"  metrics: {out.metrics}")
     if out.eval.exists():
         print(f"  eval:    {out.eval}  (held-out scores before and after training)")
-    print(f"  config:  {out.run_file}  (re-run: python -m kit train {cfg.recipe} --config {out.run_file} --out NEW_DIR)")
+    print(f"  config:  {out.run_file}  "
+          f"(re-run: python -m kit train {cfg.recipe} --config {out.run_file} --out NEW_DIR)")
     if out.run_plot.exists():
         print(f"  plots:   {out.plots}")
     print(f"  report:  {out.report}")

@@ -52,7 +52,8 @@ def test_make_train_with_two_processes(tmp_path):
 
 def test_two_process_run_resumes_from_its_checkpoint(tmp_path):
     out = tmp_path / "run"
-    first = kit_train("gsm8k", "--num-processes", "2", "--out", str(out), "--steps", "2", "grpo.save_steps=1", "eval.n=4")
+    first = kit_train("gsm8k", "--num-processes", "2", "--out", str(out), "--steps", "2", "grpo.save_steps=1",
+                      "eval.n=4")
     assert first.returncode == 0, first.stderr[-3000:]
     # the resumed run reads launch.num_processes from OUT/run.yaml and starts two processes again
     resumed = kit_train("gsm8k", "--out", str(out), "--resume", "--steps", "3")

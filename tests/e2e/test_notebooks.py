@@ -1,4 +1,5 @@
-"""Both notebooks run top to bottom on this CPU in the smoke profile, and are stored exactly as built, without outputs."""
+"""Both notebooks run top to bottom on this CPU in the smoke profile, and are stored exactly as built,
+without outputs."""
 
 from __future__ import annotations
 

@@ -11,8 +11,9 @@ from kit.models import smollm2
 from tests.e2e.cli import kit, plain_generate
 
 pytestmark = pytest.mark.slow
+# kit() passes the rest of the environment, KIT_CACHE (the tests' cache) included
 OFFLINE = {"HF_HUB_OFFLINE": "1"}
-SYSTEM = "Reply with the answer in the form <answer>N</answer>."  # kit() passes the rest of the environment, KIT_CACHE (the tests' cache) included
+SYSTEM = "Reply with the answer in the form <answer>N</answer>."
 
 
 @pytest.fixture(scope="module")

@@ -67,7 +67,8 @@ def test_sigterm_saves_and_resume_finishes(tmp_path):
     assert steps == list(range(1, STEPS + 1)), "each planned step logged exactly once"
     final = load_file(out / "adapter" / "adapter_model.safetensors")
     assert any(not final[k].equal(interrupted[k]) for k in final), "resumed training did not change the adapter"
-    assert json.loads((out / "checkpoints" / f"checkpoint-{STEPS}" / "trainer_state.json").read_text())["global_step"] == STEPS
+    state = out / "checkpoints" / f"checkpoint-{STEPS}" / "trainer_state.json"
+    assert json.loads(state.read_text())["global_step"] == STEPS
     assert len(list((out / "checkpoints").glob("checkpoint-*"))) <= 2  # grpo.save_total_limit
     names = [r["name"] for r in json.loads((out / "eval.json").read_text())["results"]]
     assert names == ["before", "after"], "the resumed run keeps the first run's 'before' evaluation"

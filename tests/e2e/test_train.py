@@ -20,7 +20,8 @@ def test_smoke_train_cli_end_to_end(tmp_path):
     cfg = check_run_layout(out, steps=2)
     assert cfg.profile == "smoke" and cfg.output_dir == str(out)
     generated = plain_generate(out / "merged")
-    assert generated == {"new_tokens": generated["new_tokens"], "dtype": "torch.bfloat16", "quantized": False, "unsloth_loaded": False}
+    assert generated == {"new_tokens": generated["new_tokens"], "dtype": "torch.bfloat16", "quantized": False,
+                         "unsloth_loaded": False}
     assert generated["new_tokens"] > 0
     evaluation = json.loads((out / "eval.json").read_text())["results"]
     assert [r["name"] for r in evaluation] == ["before", "after"] and all(r["n"] == 16 for r in evaluation)
@@ -59,7 +60,8 @@ def test_user_recipe_file_trains_and_changes_the_weights(tmp_path, tiny_model):
     recipe = tmp_path / "count.py"
     recipe.write_text(COUNT_RECIPE)
     out = tmp_path / "run"
-    result = kit("train", str(recipe), "--profile", "smoke", "--out", str(out), "grpo.learning_rate=0.05", "--steps", "3")
+    result = kit("train", str(recipe), "--profile", "smoke", "--out", str(out), "grpo.learning_rate=0.05",
+                 "--steps", "3")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     logged = [m for m in read_metrics(out / "metrics.jsonl") if "reward" in m]
     assert len(logged) == 3 and any(m["grad_norm"] > 0 for m in logged)

@@ -58,7 +58,8 @@ def test_formats_are_written_in_the_registry_order_and_failures_recorded(tmp_pat
 def test_an_adapter_written_only_for_merging_is_removed(tmp_path, monkeypatch):
     writes = []
     monkeypatch.setattr(save, "FORMATS", FAKE)
-    monkeypatch.setattr("kit.export.merged.save_adapter", lambda model, tokenizer, out: writes.append(out) or out.mkdir())
+    monkeypatch.setattr("kit.export.merged.save_adapter",
+                        lambda model, tokenizer, out: writes.append(out) or out.mkdir())
     job = SaveJob(None, None, RunDir(tmp_path), None, "base", False)
     assert job.adapter() == job.adapter() == tmp_path / "adapter" and writes == [tmp_path / "adapter"]  # once
     save_formats(job, ["first"])

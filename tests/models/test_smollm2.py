@@ -41,7 +41,8 @@ def test_alias_and_hub_id_resolve_to_a_converted_16bit_folder(offline, capsys):
     assert generation["eos_token_id"] == tokenizer.eos_token_id and tokenizer.pad_token is not None
     assert "<|im_start|>assistant" in tokenizer.apply_chat_template(
         [{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True)
-    assert not [p for p in path.parent.iterdir() if p.name.startswith(".smollm2") and p.is_dir()], "temporary folder left"
+    assert not [p for p in path.parent.iterdir()
+                if p.name.startswith(".smollm2") and p.is_dir()], "temporary folder left"
 
 
 @pytest.mark.slow

@@ -55,7 +55,8 @@ def test_unreachable_model_says_what_to_do(monkeypatch):
         raise OSError("We couldn't connect to 'https://huggingface.co' to load the files.\nCheck your connection.")
 
     monkeypatch.setattr(loader.FastLanguageModel, "from_pretrained", offline)
-    with pytest.raises(KitError, match=r"cannot load model org/model \(We couldn't connect.*\); .*MODEL=path.*PROFILE=smoke"):
+    with pytest.raises(KitError,
+                       match=r"cannot load model org/model \(We couldn't connect.*\); .*MODEL=path.*PROFILE=smoke"):
         loader.load_model(ModelConfig(name="org/model", fast_inference=False))
 
 

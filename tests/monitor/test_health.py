@@ -59,7 +59,8 @@ def test_not_finite(key, value):
 
 def test_diagnostic_fires_again_after_it_clears():
     bad = {"completions/clipped_ratio": 0.99}
-    stream = [{**healthy(s), **bad} for s in range(5)] + [healthy(s) for s in range(5)] + [{**healthy(s), **bad} for s in range(5)]
+    stream = ([{**healthy(s), **bad} for s in range(5)] + [healthy(s) for s in range(5)]
+              + [{**healthy(s), **bad} for s in range(5)])
     assert [c for c in run(stream) if c[0] == "clipped"] == [("clipped", 3), ("clipped", 13)]
 
 

@@ -86,7 +86,8 @@ SIXTEEN_BIT = {"model": {"load_in_4bit": False}}  # what a multi-process run nee
      "with launch.launcher=zero3 no single process holds the whole model; score OUT/merged with python -m kit eval"),
     ({"launch": {"num_processes": 2, "launcher": "fsdp"}, "grpo": {"optim": "adamw_torch"}, **SIXTEEN_BIT,
       "eval": {"n": 0}}, "eval.n = 0"),  # the user's own setting comes first
-    ({"launch": {"num_processes": 2, "launcher": "ddp"}, **SIXTEEN_BIT}, "no held-out rows were scored"),  # rank 0 scores
+    # rank 0 scores
+    ({"launch": {"num_processes": 2, "launcher": "ddp"}, **SIXTEEN_BIT}, "no held-out rows were scored"),
     ({"launch": {"num_processes": 1, "launcher": "zero3"}, **SIXTEEN_BIT}, "no held-out rows were scored"),
     ({}, "no held-out rows were scored"),
 ])

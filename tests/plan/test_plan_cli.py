@@ -24,7 +24,8 @@ def test_several_processes_are_planned_as_plain_trl(capsys):
     main([*common, "launch.num_processes=2"])
     two = capsys.readouterr().out
     main([*common, "--stack", "trl"])
-    assert two.split("\nother GPUs")[0] == capsys.readouterr().out.split("\nother GPUs")[0] != one.split("\nother GPUs")[0]
+    assert (two.split("\nother GPUs")[0] == capsys.readouterr().out.split("\nother GPUs")[0]
+            != one.split("\nother GPUs")[0])
 
 
 def test_plan_exits_1_when_it_does_not_fit(capsys):
@@ -48,8 +49,8 @@ def test_skip_plan_lets_the_run_go_ahead(tmp_path, monkeypatch):
         return SimpleNamespace(failed=[])  # every saved format passed its checks
 
     monkeypatch.setattr("kit.train.run.run_training", run_training)
-    assert 0 == main(["train", "gsm8k", "--gpu", "T4", "--model", LLAMA, "--profile", "full", "--out", str(tmp_path / "run"),
-          "--skip-plan", "model.load_in_4bit=false"])
+    assert 0 == main(["train", "gsm8k", "--gpu", "T4", "--model", LLAMA, "--profile", "full",
+                      "--out", str(tmp_path / "run"), "--skip-plan", "model.load_in_4bit=false"])
     assert started and started[0].refused
 
 

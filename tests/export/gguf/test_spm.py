@@ -58,10 +58,12 @@ def test_chatml_pieces_export_whole_and_chat_prompts_tokenize_identically(tmp_pa
     llm = llama_cpp.Llama(str(result.files[0]), vocab_only=True, verbose=False)
     prompt = tokenizer.apply_chat_template([{"role": "user", "content": "What is 7 plus 5?"}], tokenize=False,
                                            add_generation_prompt=True)
-    assert llm.tokenize(prompt.encode(), add_bos=False, special=True) == tokenizer(prompt, add_special_tokens=False).input_ids
+    assert (llm.tokenize(prompt.encode(), add_bos=False, special=True)
+            == tokenizer(prompt, add_special_tokens=False).input_ids)
     assert llm.metadata["tokenizer.ggml.add_space_prefix"] == "false"
     assert json.loads((merged / "tokenizer_config.json").read_text()).get("added_tokens_decoder") is None  # untouched
-    assert sorted(p.name for p in (merged.parent / "gguf").iterdir()) == ["Modelfile", "run.F16.gguf", "verification.json"]
+    assert (sorted(p.name for p in (merged.parent / "gguf").iterdir())
+            == ["Modelfile", "run.F16.gguf", "verification.json"])
 
 
 def test_other_folders_go_to_the_converter_as_they_are(tmp_path):
