@@ -27,9 +27,9 @@ REST = "log-probs, backward, optimizer"
 
 def time_trainer_calls(spent: dict[str, list[float]]) -> None:
     """Wrap kit.train.stages.grpo.build_trainer so the trainer it builds records each timed call's seconds."""
-    from kit.train.stages import grpo as runner
+    from kit.train.stages import grpo
 
-    build = runner.build_trainer
+    build = grpo.build_trainer
 
     def build_and_time(*args, **kwargs):
         trainer = build(*args, **kwargs)
@@ -46,7 +46,7 @@ def time_trainer_calls(spent: dict[str, list[float]]) -> None:
             setattr(trainer, name, timed)
         return trainer
 
-    runner.build_trainer = build_and_time
+    grpo.build_trainer = build_and_time
 
 
 def measure(steps: int, overrides: list[str]) -> dict[str, float]:

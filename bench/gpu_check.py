@@ -13,7 +13,7 @@ check, in this order:
     build model          the model folder: config, random bf16 weights, tokenizer
     load 16-bit          kit.models.training.load_model, then one forward pass
     load 4-bit           the same in 4-bit (CUDA and bitsandbytes)
-    grpo kit             N GRPO steps through the kit's runner: s/step, peak memory next to `kit plan`'s estimate
+    grpo kit             N GRPO steps through the kit's GRPO stage: s/step, peak memory next to `kit plan`'s estimate
     grpo unsloth script  the same steps in a hand-written FastLanguageModel + GRPOTrainer script, as a ratio
     grpo plain trl       the same steps in plain TRL + PEFT (Unsloth never imported), as a ratio
     merge vs peft        the kit's shard merge of the trained adapter against PEFT's merge_and_unload

@@ -55,7 +55,7 @@ class DataConfig(Section):
 
 
 class GRPOSection(Section):
-    """GRPO settings handed to TRL's GRPOConfig (read by kit.train.run)."""
+    """GRPO settings handed to TRL's GRPOConfig (read by kit.train.stages.grpo)."""
 
     learning_rate: float = Field(5e-6, gt=0)  # 5e-6 safe, 1e-5 faster and riskier
     per_device_train_batch_size: int = Field(8, gt=0)  # prompts x generations completions per device step
@@ -98,7 +98,7 @@ class SFTSection(Section):
 
 
 class EvalConfig(Section):
-    """Held-out evaluation before and after training (read by kit.eval.evaluate via the runner)."""
+    """Held-out evaluation before and after training (read by kit.train.evaluation)."""
 
     n: int = Field(200, ge=0)  # prompts scored before and after training; 0 turns evaluation off
     split: str = "test"
@@ -116,7 +116,7 @@ class MonitorConfig(Section):
 
 
 class SaveConfig(Section):
-    """What to write at the end of training (read by kit.export.merged)."""
+    """What to write at the end of training (read by kit.export.save, in kit.config.formats' order)."""
 
     formats: list[SaveFormatName] = Field(default_factory=lambda: ["lora", "merged_16bit"])
     merged_dtype: Literal["bfloat16", "float16"] = "bfloat16"

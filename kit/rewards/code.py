@@ -115,7 +115,7 @@ def passes_tests(timeout: float = 5.0, memory_mb: int = 512, workers: int | None
         scores = iter([p / len(cases) for p, (_, cases) in zip(passed, jobs)])
         return [None if cases is None else next(scores) for cases in per_row]
 
-    code_tests.runs_model_code = True  # the runner checks the sandbox before training (prepare_code_rewards)
+    code_tests.runs_model_code = True  # the run checks the sandbox before training (prepare_code_rewards)
     return row_optional(code_tests)  # a batch of rows without tests is normal in a mixed dataset
 
 
