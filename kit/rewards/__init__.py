@@ -6,6 +6,7 @@ row"; TRL leaves it out of the mean. Parameterised rewards are factories that re
 
     correctness  answer_correct, integer_answer, exact_match, numeric_match(), math_equivalent, fuzzy_match
     format       strict_xml_format(), soft_xml_format(), xml_tag_count(), tag_format(), json_format, code_block
+    fields       field_accuracy: the share of a gold JSON object's fields the reply's JSON gets right
     length       ideal_length(n), min_length(n), max_length_penalty(n)
     style        reasoning_connectors, citations, repetition_penalty()
     code         syntax_valid, passes_tests()     (sandboxed: kit/sandbox/)
@@ -34,6 +35,7 @@ from kit.rewards.correctness import (
     numeric_closeness,
     numeric_match,
 )
+from kit.rewards.fields import field_accuracy, first_json_object, json_reply
 from kit.rewards.format import code_block, json_format, soft_xml_format, strict_xml_format, tag_format, xml_tag_count
 from kit.rewards.guard import row_optional
 from kit.rewards.length import ideal_length, max_length_penalty, min_length
@@ -53,11 +55,14 @@ __all__ = [
     "extract_boxed",
     "extract_hash_answer",
     "extract_tag",
+    "field_accuracy",
     "final_answer",
+    "first_json_object",
     "fuzzy_match",
     "ideal_length",
     "integer_answer",
     "json_format",
+    "json_reply",
     "math_equivalent",
     "max_length_penalty",
     "min_length",
