@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 
@@ -7,14 +8,10 @@ from kit.data import load_rows
 from kit.errors import KitError
 from kit.recipe import load_recipe
 from recipes import csv_qa
-from tests.conftest import chat
+from tests.conftest import REPO, chat
 
-# The README's bring-your-own-data example.
-README_CSV = """question,answer
-What is the capital of Kenya?,Nairobi
-How many legs does a spider have?,8
-Which is a mammal? A) shark B) dolphin C) trout,B
-"""
+# The README's bring-your-own-data example, as the README shows it.
+README_CSV = re.search(r"\*\*csv_qa\*\*.*?```csv\n(.*?)```", (REPO / "README.md").read_text(), re.DOTALL).group(1)
 
 
 def write_csv(tmp_path, text, name="questions.csv"):
@@ -28,11 +25,11 @@ def test_without_a_file_it_says_to_pass_one():
         csv_qa.prepare("train", None)
 
 
-def test_a_three_line_csv_is_a_dataset(tmp_path):
+def test_the_readmes_three_line_csv_is_a_dataset(tmp_path):
     dataset = csv_qa.prepare("train", write_csv(tmp_path, README_CSV))
     assert set(dataset.column_names) == {"prompt", "answer", "answer_type"}
-    assert dataset["answer"] == ["Nairobi", "8", "B"]
-    assert dataset["answer_type"] == ["text", "number", "text"]  # inferred: no answer_type column
+    assert dataset["answer"] == ["Nairobi", "8"]
+    assert dataset["answer_type"] == ["text", "number"]  # inferred: no answer_type column
     assert dataset[0]["prompt"] == [{"role": "system", "content": csv_qa.SYSTEM_PROMPT},
                                     {"role": "user", "content": "What is the capital of Kenya?"}]
 
