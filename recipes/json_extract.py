@@ -84,17 +84,19 @@ def _hub_split(split: str):
     return parts["test"] if split == "test" else parts["train"]
 
 
-def _as_json(value, column: str, where: str):
-    """A `schema` / `answer` cell as a Python value: JSON text, or already parsed by the file reader."""
+def _as_object(value, column: str, where: str) -> dict:
+    """A `schema` / `answer` cell as a dict: JSON text, or already parsed by the file reader."""
     if value is None or (isinstance(value, str) and not value.strip()):
         raise KitError(f"{where}: '{column}' is empty; every row needs a text, a schema and a gold answer")
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError as err:
-        raise KitError(f"{where}: '{column}' is not JSON ({err}); write it as JSON text, "
-                       'e.g. {"name": "Ada", "age": 36}') from None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as err:
+            raise KitError(f"{where}: '{column}' is not JSON ({err}); write it as JSON text, "
+                           'e.g. {"name": "Ada", "age": 36}') from None
+    if not isinstance(value, dict):
+        raise KitError(f"{where}: '{column}' must be a JSON object ({{...}}), not {type(value).__name__}")
+    return value
 
 
 def _checked_row(row: dict, where: str) -> tuple[dict, str | None]:
@@ -104,7 +106,7 @@ def _checked_row(row: dict, where: str) -> tuple[dict, str | None]:
     text = row["text"]
     if not isinstance(text, str) or not text.strip():
         raise KitError(f"{where}: 'text' is empty; every row needs the text to extract from")
-    schema, answer = _as_json(row["schema"], "schema", where), _as_json(row["answer"], "answer", where)
+    schema, answer = _as_object(row["schema"], "schema", where), _as_object(row["answer"], "answer", where)
     validator = jsonschema.validators.validator_for(schema)
     try:
         validator.check_schema(schema)

@@ -74,6 +74,8 @@ def test_a_file_without_the_schema_column_is_refused_naming_it(tmp_path):
     ({"schema": '{"type": "objekt"}'}, "row 1: 'schema' is not a valid JSON schema"),
     ({"answer": "{'name': 'Ada'}"}, "row 1: 'answer' is not JSON"),
     ({"answer": ""}, "row 1: 'answer' is empty"),
+    ({"answer": "[1, 2]"}, "row 1: 'answer' must be a JSON object \\(\\{...\\}\\), not list"),
+    ({"schema": "42"}, "row 1: 'schema' must be a JSON object"),
     ({"text": " "}, "row 1: 'text' is empty"),
 ])
 def test_a_broken_row_is_named(tmp_path, change, message):
