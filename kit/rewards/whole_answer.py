@@ -128,24 +128,31 @@ def _one_expression(text: str) -> tuple[Fraction, ...]:
 @functools.lru_cache(maxsize=4096)  # a GRPO group repeats its answers; math-verify takes milliseconds each
 def _evaluate(latex: str) -> Fraction | None:
     """math-verify's reading of `latex` as one real number, exact when rational; None for anything else."""
+    from math_verify.errors import TimeoutException
+    from math_verify.utils import timeout
+
+    try:  # one time limit over parsing and evaluating (math-verify's own would end at its parse)
+        return timeout(math_verify_timeout())(_read_real)(latex)
+    except (Exception, TimeoutException):  # malformed LaTeX, or slower than the limit: not one value
+        return None
+
+
+def _read_real(latex: str) -> Fraction | None:
     import sympy
     from math_verify import LatexExtractionConfig, parse
 
-    try:
-        parsed = parse(f"${latex}$", extraction_config=[LatexExtractionConfig()], parsing_timeout=math_verify_timeout())
-        expr = parsed[0] if parsed else None
-        if not isinstance(expr, sympy.Expr) or not expr.is_number or _has_tower(expr, sympy.Pow):
-            return None
-        expr = sympy.nsimplify(expr, rational=True)  # the decimals as written: 0.1 + 0.2 is 3/10 exactly
-        approximate = expr.evalf(30)
-        if not (approximate.is_real and approximate.is_finite) or abs(approximate) > _LARGEST:
-            return None
-        exact = expr.doit() if expr.is_rational else None  # '12/4' -> 3 exactly; '\\sqrt{2}' to 30 digits
-        if isinstance(exact, sympy.Rational):
-            return Fraction(int(exact.p), int(exact.q))
-        return Fraction(str(approximate))
-    except Exception:  # math-verify and sympy raise on some malformed LaTeX; that is not one value
+    parsed = parse(f"${latex}$", extraction_config=[LatexExtractionConfig()], parsing_timeout=None)
+    expr = parsed[0] if parsed else None
+    if not isinstance(expr, sympy.Expr) or not expr.is_number or _has_tower(expr, sympy.Pow):
         return None
+    expr = sympy.nsimplify(expr, rational=True)  # the decimals as written: 0.1 + 0.2 is 3/10 exactly
+    approximate = expr.evalf(30)
+    if not (approximate.is_real and approximate.is_finite) or abs(approximate) > _LARGEST:
+        return None
+    exact = expr.doit() if expr.is_rational else None  # '12/4' -> 3 exactly; '\\sqrt{2}' to 30 digits
+    if isinstance(exact, sympy.Rational):
+        return Fraction(int(exact.p), int(exact.q))
+    return Fraction(str(approximate))
 
 
 def _has_tower(expr, power) -> bool:
