@@ -60,9 +60,11 @@ def answer_values(text: str | None) -> tuple[Fraction, ...]:
 def same_answer(given: str | None, gold) -> bool:
     """The whole `given` answer states the gold value: numbers compare by value ('1/2' == '0.5', '1,000' ==
     '1000.0'); a gold that is not one value ('Paris') compares as text, ignoring case and outer spaces."""
+    if given is None:
+        return False
     expected = answer_values(str(gold))
     if not expected:
-        return given is not None and given.strip().lower() == str(gold).strip().lower()
+        return given.strip().lower() == str(gold).strip().lower()
     return any(same_value(a, b) for a in answer_values(given) for b in expected)
 
 
@@ -107,7 +109,9 @@ def _one_number(text: str) -> tuple[Fraction, ...] | None:
     around = _WORD_HYPHEN.sub("", text[: found.start()] + " " + after)
     if _OPERATORS.search(around):
         return None
-    value = Fraction(found["digits"].replace(",", "")) * Fraction(10) ** int((found["exponent"] or "e0")[1:])
+    value = Fraction(found["digits"].replace(",", ""))
+    if found["exponent"]:
+        value *= Fraction(10) ** int(found["exponent"][1:])
     value = -value if found["sign"] == "-" else value
     return (value / 100, value) if found["percent"] else (value,)
 
@@ -128,23 +132,25 @@ def _one_expression(text: str) -> tuple[Fraction, ...]:
 @functools.lru_cache(maxsize=4096)  # a GRPO group repeats its answers; math-verify takes milliseconds each
 def _evaluate(latex: str) -> Fraction | None:
     """math-verify's reading of `latex` as one real number, exact when rational; None for anything else."""
+    import sympy
+    from math_verify import LatexExtractionConfig, parse
     from math_verify.errors import TimeoutException
     from math_verify.utils import timeout
 
-    try:  # one time limit over parsing and evaluating (math-verify's own would end at its parse)
-        return timeout(math_verify_timeout())(_read_real)(latex)
+    limit = math_verify_timeout()
+    try:
+        parsed = parse(f"${latex}$", extraction_config=[LatexExtractionConfig()], parsing_timeout=limit)
+        expr = parsed[0] if parsed else None
+        if not isinstance(expr, sympy.Expr) or not expr.is_number or _has_tower(expr, sympy.Pow):
+            return None
+        return timeout(limit)(_real_value)(expr)  # sympy has no time limit of its own
     except (Exception, TimeoutException):  # malformed LaTeX, or slower than the limit: not one value
         return None
 
 
-def _read_real(latex: str) -> Fraction | None:
+def _real_value(expr) -> Fraction | None:
     import sympy
-    from math_verify import LatexExtractionConfig, parse
 
-    parsed = parse(f"${latex}$", extraction_config=[LatexExtractionConfig()], parsing_timeout=None)
-    expr = parsed[0] if parsed else None
-    if not isinstance(expr, sympy.Expr) or not expr.is_number or _has_tower(expr, sympy.Pow):
-        return None
     expr = sympy.nsimplify(expr, rational=True)  # the decimals as written: 0.1 + 0.2 is 3/10 exactly
     approximate = expr.evalf(30)
     if not (approximate.is_real and approximate.is_finite) or abs(approximate) > _LARGEST:
