@@ -34,7 +34,7 @@ _NUMBER = re.compile(
 )
 # Beside a single number, these would make it part of arithmetic ('3/4', '2^3', '3 < 4', '\frac'), not a unit.
 _OPERATORS = re.compile(r"[\d+\-*/^\\{}<>%\[\]|~\u00b1\u00d7\u00f7\u221a\u2260\u2264\u2265\u2248\u00b7]")
-_WORD_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")  # 'year-old' is a word, '- 3' is arithmetic
+_IN_WORD = re.compile(r"(?<=[^\W\d_])[-/](?=[^\W\d_])")  # 'year-old' and 'km/h' are words; '- 3', '/ 4' arithmetic
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _WRAPPERS = (re.compile(r"^\$+([^$]+?)\$+$"), re.compile(r"^\\\((.*)\\\)$", re.S), re.compile(r"^\\\[(.*)\\\]$", re.S),
              re.compile(r"^\*\*(.*)\*\*$", re.S))
@@ -106,7 +106,7 @@ def _one_number(text: str) -> tuple[Fraction, ...] | None:
         return None
     found = numbers[0]
     after = re.sub(r"^-(?=[^\W\d_])", "", text[found.end() :])  # '72-year-old': a number with a word
-    around = _WORD_HYPHEN.sub("", text[: found.start()] + " " + after)
+    around = _IN_WORD.sub("", text[: found.start()] + " " + after)
     if _OPERATORS.search(around):
         return None
     value = Fraction(found["digits"].replace(",", ""))

@@ -12,7 +12,8 @@ from kit.rewards import answer_values, same_answer
     [
         ("72", 72), ("-3.5", Fraction(-7, 2)), (".5", Fraction(1, 2)), ("\u22127", -7),  # unicode minus
         ("1,234", 1234), ("1,000,000 people", 1000000), ("$1,234.50", Fraction(2469, 2)), ("-$5", -5), ("$-5", -5),
-        ("72 dollars", 72), ("$72.00", 72), ("72.", 72), ("5km", 5), ("a 72-year-old", 72), ("x = 72", 72),
+        ("72 dollars", 72), ("$72.00", 72), ("72.", 72), ("5km", 5), ("60 km/h", 60), ("a 72-year-old", 72),
+        ("x = 72", 72),
         ("The answer is 72.", 72), ("72, which is the total", 72), ("1.5e3", 1500),
         ("**72**", 72), ("\\boxed{72}", 72), ("$\\frac{1}{2}$", Fraction(1, 2)), ("\\(3\\)", 3), ("\\$72", 72),
         ("72\\text{ cm}", 72), ("\\text{72 dollars}", 72),
@@ -30,7 +31,7 @@ def test_one_number_or_one_expression_is_one_value(text, value):
     "text",
     [
         "18 or 20", "10:30", "3, 4", "3,4", "1,2345", "2 1/2", "13 13", "between 3 and 5",  # two or more numbers
-        "12/4 = 3", "3 < 4", "x - 7",  # arithmetic around the numbers
+        "12/4 = 3", "3 < 4", "x - 7", "x / 2",  # arithmetic around the numbers
         "3 4", "2(3)", "1.2.3",  # math-verify would read these as 7, 5 and 0.36
         "x2", "x^2+1", "seventy-two", "Paris", "", "   ", None,  # no number, or a symbol
         "\\sqrt{-1}", "1/0", "9^{9^{9^{9}}}", "(1/2)^{100000}",  # not a real number, or too big to evaluate
