@@ -1,6 +1,11 @@
 """Scoring throughput: completions per second for the math and code bundles on 1,000 completions.
 
-    .venv/bin/python bench/reward_throughput.py [--n 1000]
+    .venv/bin/python bench/reward_throughput.py [--n 1000] [--skip-code]
+
+The correctness table times answer_correct, which judges the whole <answer> (kit/rewards/whole_answer.py),
+against the rule it replaced, the last number of the tag (reproduced below as `last_number_correct`), on
+the same completions: plain numbers only (what a trained model mostly writes), then a mix in which 40%
+are hedges ('18 or 20') or fractions ('3/4', '\\frac{3}{4}'), the ones math-verify has to read.
 
 Scoring must never be the slow part of a GRPO step. For the code bundle (one sandboxed process per
 completion) the baseline is the same bundle with a single worker, measured in the same run; the
@@ -17,8 +22,10 @@ import random
 import time
 
 from kit.recipe import load_recipe
+from kit.rewards import answer_correct, canonical_number, completion_text, extract_tag
 from kit.rewards.code import passes_tests
 from kit.rewards.presets import PRESETS
+from kit.rewards.whole_answer import _evaluate
 from kit.sandbox.isolation import ENV_VAR, LEVELS, level_works
 
 
@@ -33,6 +40,37 @@ def math_batch(n: int, rng: random.Random) -> tuple[list, dict]:
         completions.append([{"role": "assistant", "content": text}])
         answers.append(str(a + b))
     return completions, {"answer": answers}
+
+
+def tagged_batch(n: int, rng: random.Random, mixed: bool) -> tuple[list, dict]:
+    """<answer> tags: right and wrong plain numbers; with `mixed`, 40% hedges and fractions as well."""
+    completions, answers = [], []
+    for _ in range(n):
+        gold = rng.randint(1, 2000)
+        given = gold if rng.random() < 0.5 else gold + rng.randint(1, 9)
+        plain = [f"{given:,}", f"${given}.00", f"{given} apples"]
+        other = [f"{rng.randint(1, 99)} or {given}", f"{given * 4}/4", f"\\frac{{{given * 3}}}{{3}}"]
+        text = rng.choice(other) if mixed and rng.random() < 0.4 else rng.choice(plain)
+        content = f"<reasoning>\n...\n</reasoning>\n<answer>\n{text}\n</answer>"
+        completions.append([{"role": "assistant", "content": content}])
+        answers.append(str(gold))
+    return completions, {"answer": answers}
+
+
+def last_number_correct(completions, answer, **kwargs) -> list[float]:
+    """answer_correct before issue 19: the tag's last number against the gold's last number."""
+    return [float(canonical_number(extract_tag(completion_text(c), "answer")) == canonical_number(gold))
+            for c, gold in zip(completions, answer)]
+
+
+def correctness_throughput(n: int, rng: random.Random) -> None:
+    for label, mixed in (("plain numbers", False), ("40% hedges and fractions", True)):
+        completions, columns = tagged_batch(n, rng, mixed)
+        answer_correct(completions[:50], answer=columns["answer"][:50])  # imports math-verify and sympy once
+        _evaluate.cache_clear()  # every expression read afresh, as in a batch of new completions
+        new, old = rate([answer_correct], completions, columns), rate([last_number_correct], completions, columns)
+        print(f"{'answer_correct, ' + label:40s} {new:8.0f} completions/s  (last number: {old:.0f}/s; "
+              f"{new / old:.2f}x)")
 
 
 def code_batch(n: int, rng: random.Random) -> tuple[list, dict]:
@@ -53,11 +91,15 @@ def rate(bundle, completions, columns) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--skip-code", action="store_true", help="only the math bundles and correctness")
     args = parser.parse_args()
     rng = random.Random(0)
+    correctness_throughput(args.n, rng)
     completions, columns = math_batch(args.n, rng)
     for name, bundle in (("gsm8k bundle", load_recipe("gsm8k").rewards), ("math preset", PRESETS["math"]())):
         print(f"{name:28s} {rate(bundle.funcs, completions, columns):8.0f} completions/s  ({args.n} completions)")
+    if args.skip_code:
+        return
     completions, columns = code_batch(args.n, rng)
     workers = os.cpu_count() or 1
     serial = rate([passes_tests(workers=1)], completions, columns)

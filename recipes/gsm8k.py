@@ -6,6 +6,15 @@
 The gold answer is the number after '####' in GSM8K's solution (or the whole `answer` cell when it is
 just a number, such as '$72'), with commas and '$' removed. A row with neither is refused: training on
 its text as the gold answer would reward nothing the model could write.
+
+Scoring (`kit eval`, a run's before/after table):
+    strict   the format, and ALL of <answer> states the gold value, answer_correct's rule: one number with
+             or without a unit ('72', '$72.00', '72 dollars', '1/2' for 0.5); '18 or 72', '10:30' and
+             '48 + 24 = 72' are wrong. '50%' is right for a gold of 50: GSM8K's "what percent ...?"
+             questions record the count of percent ('#### 50'); a plain '0.5' there is wrong.
+    lenient  the LAST NUMBER stated: the last number of the <answer> tag, else of \\boxed{}, else after
+             'the answer is', else of the whole reply; '18 or 72' counts for 72. A final answer that
+             strict's rule finds right ('1/2' for 0.5) counts too, so lenient is never below strict.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from kit.rewards import (
     extract_tag,
     final_answer,
     integer_answer,
+    same_answer,
     soft_xml_format,
     strict_xml_format,
     xml_tag_count,
@@ -58,13 +68,15 @@ def _formatted(text: str, row: dict) -> bool:
 
 
 def _strict(text: str, row: dict) -> bool:
-    """Right and in the required format: the number inside <answer> is the gold one."""
-    return _formatted(text, row) and canonical_number(extract_tag(text, "answer")) == row["answer"]
+    """Right and in the required format: all of <answer> states the gold value (answer_correct's rule)."""
+    return _formatted(text, row) and same_answer(extract_tag(text, "answer"), row["answer"])
 
 
 def _lenient(text: str, row: dict) -> bool:
-    """The right number stated anywhere: a tag, \\boxed{}, 'the answer is', or the last number."""
-    return canonical_number(final_answer(text)) == row["answer"]
+    """The last number stated is the gold one: the last number of the final answer (tag, \\boxed{}, 'the answer
+    is', else the whole reply), whatever else it says; or the whole final answer is right by strict's rule."""
+    stated = final_answer(text)
+    return canonical_number(stated) == row["answer"] or same_answer(stated, row["answer"])
 
 
 EVAL = Scoring(strict=_strict, lenient=_lenient, formatted=_formatted)
@@ -178,6 +190,7 @@ SAMPLE_COMPLETIONS = [
     _sample("right, loose format", "<reasoning>48 + 24 = 72</reasoning> <answer>72</answer>"),
     _sample("right, written as 72.0", "<reasoning>\n48 + 24\n</reasoning>\n<answer>\n72.0\n</answer>\n"),
     _sample("wrong number", "<reasoning>\n48 + 48 = 96\n</reasoning>\n<answer>\n96\n</answer>\n"),
+    _sample("two numbers, last right", "<reasoning>\n48 or 72\n</reasoning>\n<answer>\n48 or 72\n</answer>\n"),
     _sample("right, then chatter", "<reasoning>\n48 + 24\n</reasoning>\n<answer>\n72\n</answer>\nHope this helps!"),
     _sample("no tags", "She sold 72 clips altogether."),
     _sample("empty", ""),

@@ -5,6 +5,7 @@ and plain-string completions, and never raises on model output. None means "does
 row"; TRL leaves it out of the mean. Parameterised rewards are factories that return a named function.
 
     correctness  answer_correct, integer_answer, exact_match, numeric_match(), math_equivalent, fuzzy_match
+    the rule     answer_values, same_answer: the whole answer must state ONE value (kit/rewards/whole_answer.py)
     format       strict_xml_format(), soft_xml_format(), xml_tag_count(), tag_format(), json_format, code_block
     fields       field_accuracy: the share of a gold JSON object's fields the reply's JSON gets right
     length       ideal_length(n), min_length(n), max_length_penalty(n)
@@ -41,12 +42,14 @@ from kit.rewards.guard import row_optional
 from kit.rewards.length import ideal_length, max_length_penalty, min_length
 from kit.rewards.style import citations, reasoning_connectors, repetition_penalty
 from kit.rewards.text import completion_text
+from kit.rewards.whole_answer import answer_values, same_answer
 
 __all__ = [
     "AdaptiveWeight",
     "Reward",
     "RewardBundle",
     "answer_correct",
+    "answer_values",
     "canonical_number",
     "citations",
     "code_block",
@@ -73,6 +76,7 @@ __all__ = [
     "reasoning_connectors",
     "repetition_penalty",
     "row_optional",
+    "same_answer",
     "soft_xml_format",
     "strict_xml_format",
     "syntax_valid",

@@ -18,7 +18,8 @@ def extract_tag(text: str, tag: str) -> str | None:
 def canonical_number(text: str | None) -> str | None:
     """The last number in `text`, written canonically: '$1,234.50' -> '1234.5', '−7 apples' -> '-7'.
 
-    None when the text holds no number.
+    None when the text holds no number. It reads '18 or 20' as 20: to judge an answer, use
+    kit.rewards.whole_answer.same_answer, which requires the whole text to be one value.
     """
     if not text:
         return None
@@ -73,7 +74,8 @@ def final_answer(text: str, tag: str = "answer") -> str:
 
 
 def parse_number(text: str | None) -> float | None:
-    """A number as people write it: '1,234', '$5.00', '12%', '3/4', '1.5e3', '−7'; the last one in the text."""
+    """A number as people write it: '1,234', '$5.00', '12%', '3/4', '1.5e3', '−7'; the last one in the text
+    (the rewards judge with kit.rewards.whole_answer.answer_values instead, where '12%' is 0.12 or 12)."""
     if not text:
         return None
     cleaned = text.strip().replace("\u2212", "-").replace("$", "").replace("%", "").rstrip(".")

@@ -1,18 +1,20 @@
 """Is the answer right? Scores in [0, 1] against the row's gold `answer` column.
 
 Every function reads the completion's final answer (an <answer> tag, else \\boxed{}, else "the answer
-is ...", else the whole text) and returns None for a row without a gold answer.
+is ...", else the whole text; answer_correct and numeric_closeness read the tag only) and returns None
+for a row without a gold answer. The numeric ones judge the WHOLE answer: it must state one value, so
+'18 or 20' and '10:30' earn nothing however right their last number (kit/rewards/whole_answer.py).
 """
 
 from __future__ import annotations
 
 import difflib
-import math
 import re
 import string
 
-from kit.rewards.answers import canonical_number, extract_tag, final_answer, parse_number
+from kit.rewards.answers import extract_tag, final_answer
 from kit.rewards.text import completion_text
+from kit.rewards.whole_answer import answer_values, math_verify_timeout, same_answer, same_value
 
 _INTEGER = re.compile(r"-?\d+")
 
@@ -22,34 +24,24 @@ def _has_gold(gold) -> bool:
 
 
 def _against_gold_number(completions, answer, score) -> list[float | None]:
-    """score(completion text, gold number) for each row; None where the row has no numeric gold answer."""
+    """score(completion text, gold values) for each row; None where the gold answer is not one number."""
     scores: list[float | None] = []
     for completion, gold in zip(completions, answer):
-        expected = parse_number(str(gold)) if _has_gold(gold) else None
-        scores.append(None if expected is None else score(completion_text(completion), expected))
+        expected = answer_values(str(gold)) if _has_gold(gold) else ()
+        scores.append(score(completion_text(completion), expected) if expected else None)
     return scores
 
 
 def answer_correct(completions, answer, **kwargs) -> list[float | None]:
-    """1.0 when the number in <answer>...</answer> equals the gold answer ('1,000' == '1000.0').
+    """1.0 when the whole <answer>...</answer> states the gold value: one number ('1,000' == '1000.0', '$72',
+    '72 dollars', '1/2' == '0.5') or one expression ('\\frac{3}{4}', '12/4').
 
-    Strict about format: a completion without an answer tag scores 0. Text gold answers compare
-    case-insensitively.
+    Strict about format: a completion without an answer tag scores 0. Two numbers ('18 or 20') or an equation
+    ('12/4 = 3') score 0 even when the last number is right. A gold that is not one value ('Paris') compares
+    as text, ignoring case.
     """
-    scores: list[float | None] = []
-    for completion, gold in zip(completions, answer):
-        if not _has_gold(gold):
-            scores.append(None)
-            continue
-        given = extract_tag(completion_text(completion), "answer")
-        gold_number = canonical_number(str(gold))
-        if given is None:
-            scores.append(0.0)
-        elif gold_number is not None:
-            scores.append(float(canonical_number(given) == gold_number))
-        else:
-            scores.append(float(given.strip().lower() == str(gold).strip().lower()))
-    return scores
+    return [None if not _has_gold(gold) else float(same_answer(extract_tag(completion_text(c), "answer"), gold))
+            for c, gold in zip(completions, answer)]
 
 
 def integer_answer(completions, **kwargs) -> list[float]:
@@ -69,12 +61,12 @@ def exact_match(completions, answer, **kwargs) -> list[float | None]:
 
 
 def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9):
-    """Factory: 1.0 when the final answer's number is within tolerance of the gold number."""
+    """Factory: 1.0 when the whole final answer is one value within tolerance of the gold number ('3/4', '0.75')."""
 
     def numeric_correct(completions, answer, **kwargs) -> list[float | None]:
-        def score(text: str, expected: float) -> float:
-            given = parse_number(final_answer(text))
-            return float(given is not None and math.isclose(given, expected, rel_tol=rel_tol, abs_tol=abs_tol))
+        def score(text: str, expected: tuple) -> float:
+            given = answer_values(final_answer(text))
+            return float(any(same_value(a, b, rel_tol, abs_tol) for a in given for b in expected))
 
         return _against_gold_number(completions, answer, score)
 
@@ -84,16 +76,16 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9):
 def numeric_closeness(within: float):
     """Factory: partial credit for a number near the gold one, 1 - |given - gold| / `within`, floored at 0.
 
-    Reads the <answer> tag only (a reply without one earns nothing). For arithmetic whose answers a small
+    Reads the <answer> tag only, and only when all of it is one value (a reply without one earns nothing,
+    as does '12 or 13'). For arithmetic whose answers a small
     model gets wrong in every completion of a group: exact-match rewards are then all 0 and GRPO learns
     nothing, while "closer" still tells the completions apart. Weight it below the exact-match reward.
     """
 
     def answer_close(completions, answer, **kwargs) -> list[float | None]:
-        def score(text: str, expected: float) -> float:
-            given = extract_tag(text, "answer")
-            number = parse_number(given) if given is not None else None
-            return 0.0 if number is None else max(0.0, 1.0 - abs(number - expected) / within)
+        def score(text: str, expected: tuple) -> float:
+            given = answer_values(extract_tag(text, "answer"))
+            return max([0.0, *(1.0 - float(abs(a - b)) / within for a in given for b in expected)])
 
         return _against_gold_number(completions, answer, score)
 
@@ -101,23 +93,39 @@ def numeric_closeness(within: float):
 
 
 def math_equivalent(completions, answer, **kwargs) -> list[float | None]:
-    """1.0 when math-verify finds the final answer equivalent to the gold one (LaTeX, \\boxed{}, 1/2 == 0.5)."""
-    from math_verify import parse, verify
+    """1.0 when math-verify finds the whole final answer equivalent to the gold one (LaTeX, 1/2 == 0.5).
 
+    Against a gold that is one number, the answer must be one value too ('18 or 20' is not; the rule is
+    kit/rewards/whole_answer.py's), equal to it exactly or to math-verify's 6 decimals (0.333333 == 1/3). A
+    gold that is not one number ('x^2+1', an interval, an equation) is math-verify's to compare as a whole.
+    """
     scores: list[float | None] = []
     for completion, gold in zip(completions, answer):
         if not _has_gold(gold):
             scores.append(None)
             continue
-        text = completion_text(completion)
-        given = extract_tag(text, "answer")
-        try:
-            gold_parsed = parse(f"${gold}$" if "$" not in str(gold) else str(gold))
-            given_parsed = parse(f"${given}$") if given is not None else parse(text)
-            scores.append(float(bool(gold_parsed and given_parsed and verify(gold_parsed, given_parsed))))
-        except Exception:  # math-verify raises on some malformed LaTeX; that answer is simply not right
-            scores.append(0.0)
+        given, expected = final_answer(completion_text(completion)), answer_values(str(gold))
+        if expected:
+            one_value = answer_values(given)
+            right = bool(one_value) and (any(same_value(a, b) for a in one_value for b in expected)
+                                         or _verified(given, str(gold)))
+        else:
+            right = _verified(given, str(gold))
+        scores.append(float(right))
     return scores
+
+
+def _verified(given: str, gold: str) -> bool:
+    """math-verify's verdict on the whole of `given` as LaTeX against the gold."""
+    from math_verify import parse, verify
+
+    timeout = math_verify_timeout()
+    try:
+        gold_parsed = parse(f"${gold}$" if "$" not in gold else gold, parsing_timeout=timeout)
+        given_parsed = parse(f"${given}$", parsing_timeout=timeout)
+        return bool(gold_parsed and given_parsed and verify(gold_parsed, given_parsed, timeout_seconds=timeout))
+    except Exception:  # math-verify raises on some malformed LaTeX; that answer is simply not right
+        return False
 
 
 def fuzzy_match(completions, answer, **kwargs) -> list[float | None]:

@@ -88,3 +88,39 @@ def test_bundle_scores_hand_written_completions():
     totals = weighted_total([perfect, wrong, sloppy, bare], ["7"] * 4)
     # correct 2.0 + integer 0.5 + strict 0.5 + soft 0.5 + xml 0.5
     assert totals == pytest.approx([4.0, 2.0, 3.5, 0.0])
+
+
+def formatted(answer: str) -> str:
+    return f"<reasoning>\nwork\n</reasoning>\n<answer>\n{answer}\n</answer>\n"
+
+
+@pytest.mark.parametrize(
+    "text, gold, strict, lenient",
+    [
+        (formatted("72"), "72", True, True),
+        (formatted("$72.00"), "72", True, True),
+        (formatted("72 dollars"), "72", True, True),
+        (formatted("1,234"), "1234", True, True),
+        (formatted("3/4"), "4", False, True),  # 0.75; lenient reads the last number, 4
+        (formatted("12/4"), "4", False, True),
+        (formatted("\\frac{3}{4}"), "4", False, True),
+        (formatted("18 or 20"), "20", False, True),
+        (formatted("10:30"), "30", False, True),
+        (formatted("48 + 24 = 72"), "72", False, True),
+        (formatted("144/2"), "72", True, True),  # one expression worth the gold: lenient never below strict
+        (formatted("50%"), "50", True, True),  # a "what percent" question: GSM8K's gold is the count of percent
+        (formatted("0.5"), "50", False, False),
+        (formatted("96"), "72", False, False),
+        ("She sold 48 + 24 = 72 clips.", "72", False, True),  # no format: the last number of the reply
+        ("so \\boxed{18 or 20}", "20", False, True),
+    ],
+)
+def test_eval_strict_judges_the_whole_answer_and_lenient_the_last_number(text, gold, strict, lenient):
+    row = {"answer": gold}
+    assert (gsm8k.EVAL.strict(text, row), gsm8k.EVAL.lenient(text, row)) == (strict, lenient)
+
+
+def test_bundle_pays_nothing_for_a_hedge_whose_last_number_is_right():
+    hedge = chat(formatted("8 or 7"))
+    # no correctness (2.0), not an integer (0.5); the format terms alone: strict 0.5 + soft 0.5 + xml 0.5
+    assert weighted_total([hedge], ["7"]) == pytest.approx([1.5])

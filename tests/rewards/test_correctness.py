@@ -1,4 +1,6 @@
-from kit.rewards import answer_correct, integer_answer
+import pytest
+
+from kit.rewards import answer_correct, integer_answer, numeric_closeness
 from tests.conftest import chat
 
 
@@ -59,11 +61,61 @@ def test_fuzzy_match_partial_credit():
 
 
 def test_numeric_closeness_gives_partial_credit_inside_the_window_only():
-    from kit.rewards import numeric_closeness
-
     close = numeric_closeness(within=10)
     completions = [wrap("13"), wrap("12"), wrap("18"), wrap("30"), chat("13"), wrap("thirteen")]
     assert close(completions, answer=["13"] * 6) == [1.0, 0.9, 0.5, 0.0, 0.0, 0.0]  # no tag, no number: nothing
     assert close([wrap("4")], answer=[None]) == [None]
     assert close.__name__ == "answer_close"  # TRL logs it as rewards/answer_close/mean
 
+
+
+# The whole answer is judged, not its last number (issue 19). Each row: answer, gold, what every numeric
+# reward (answer_correct on the tag, numeric_match and math_equivalent on the final answer) must say.
+WHOLE_ANSWER_CASES = [
+    ("3/4", "4", 0.0),  # 3/4 is 0.75; its last number is the gold
+    ("12/4", "4", 0.0),  # 12/4 is 3
+    ("12/4", "3", 1.0),  # one expression equal to the gold
+    ("\\frac{3}{4}", "4", 0.0),
+    ("18 or 20", "20", 0.0),  # a hedge: two numbers
+    ("10:30", "30", 0.0),
+    ("13 13", "13", 0.0),
+    ("12/4 = 3", "3", 0.0),  # an equation, not a value
+    ("\\boxed{\\frac{64}{400}}", "\\frac{63}{400}", 0.0),  # the denominators agree, the values do not
+    ("\\boxed{\\frac{63}{400}}", "\\frac{63}{400}", 1.0),
+    ("1/2", "0.5", 1.0),
+    ("\\frac{1}{2}", "0.5", 1.0),
+    ("0.5", "1/2", 1.0),
+    ("50%", "0.5", 1.0),  # a percentage is its value...
+    ("50%", "50", 1.0),  # ...and its count of percent, GSM8K's way
+    ("0.5", "50", 0.0),
+    ("1,234", "1234", 1.0),
+    ("$72.00", "72", 1.0),
+    ("72 dollars", "72", 1.0),
+    ("72 apples and 3 pears", "72", 0.0),
+    ("-3", "3", 0.0),
+]
+
+
+@pytest.mark.parametrize("given, gold, expected", WHOLE_ANSWER_CASES)
+def test_numeric_rewards_judge_the_whole_answer(given, gold, expected):
+    completion = wrap(given)
+    assert answer_correct([completion], answer=[gold]) == [expected]
+    assert numeric_match()([completion], answer=[gold]) == [expected]
+    assert math_equivalent([completion], answer=[gold]) == [expected]
+
+
+def test_a_box_is_judged_whole_where_the_reward_reads_it():
+    completions = [chat("so \\boxed{18 \\text{ or } 20}"), chat("so \\boxed{\\frac{3}{4}}"), chat("so \\boxed{20}")]
+    assert numeric_match()(completions, answer=["20"] * 3) == [0.0, 0.0, 1.0]
+    assert math_equivalent(completions, answer=["20"] * 3) == [0.0, 0.0, 1.0]
+
+
+def test_math_equivalent_keeps_math_verify_rounding_and_symbolic_golds():
+    completions = [wrap("0.333333"), wrap("0.33"), wrap("x^2 + 1"), wrap("x^2 + 1 or x^2 - 1")]
+    assert math_equivalent(completions, answer=["\\frac{1}{3}", "\\frac{1}{3}", "x^2+1", "x^2+1"]) == [
+        1.0, 0.0, 1.0, 0.0]
+
+
+def test_numeric_closeness_pays_nothing_for_a_hedge():
+    close = numeric_closeness(within=10)
+    assert close([wrap("12 or 13"), wrap("12"), wrap("3/4")], answer=["13", "13", "1"]) == [0.0, 0.9, 0.975]
