@@ -9,6 +9,7 @@ from kit.errors import KitError
 from kit.recipe import load_recipe
 from recipes import csv_qa
 from tests.conftest import REPO, chat
+from tests.recipes.samples import prepared_samples
 
 # The README's bring-your-own-data example, as the README shows it.
 README_CSV = re.search(r"\*\*csv_qa\*\*.*?```csv\n(.*?)```", (REPO / "README.md").read_text(), re.DOTALL).group(1)
@@ -138,10 +139,7 @@ def test_a_close_long_answer_counts_as_right_in_evaluation():
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("csv-qa")
-    for split in ("train", "test"):
-        csv_qa.write_sample(folder / f"{split}.jsonl", split)
-    return {split: csv_qa.prepare(split, str(folder / f"{split}.jsonl")) for split in ("train", "test")}
+    return prepared_samples(csv_qa, tmp_path_factory.mktemp("csv-qa"))
 
 
 def test_the_sample_mixes_every_kind_of_answer(sample):

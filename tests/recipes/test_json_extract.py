@@ -10,6 +10,7 @@ from kit.errors import KitError
 from kit.recipe import load_recipe
 from recipes import json_extract
 from tests.conftest import chat
+from tests.recipes.samples import prepared_samples
 
 PERSON_SCHEMA = json.dumps({"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
                             "required": ["name", "age"]})
@@ -27,10 +28,7 @@ def person(name="Ada", age=36, **extra):
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("json-extract")
-    for split in ("train", "test"):
-        json_extract.write_sample(folder / f"{split}.jsonl", split)
-    return {split: json_extract.prepare(split, str(folder / f"{split}.jsonl")) for split in ("train", "test")}
+    return prepared_samples(json_extract, tmp_path_factory.mktemp("json-extract"))
 
 
 def test_the_sample_is_prompts_schemas_and_gold_objects_that_fit_them(sample):

@@ -9,6 +9,7 @@ from kit.errors import KitError
 from kit.rewards.dry_run import run_bundle, weighted_totals
 from recipes import math_think
 from tests.conftest import chat
+from tests.recipes.samples import prepared_samples
 
 GOLD = "\\frac{3}{4}"
 
@@ -23,12 +24,7 @@ def think_format(text: str) -> float:
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory) -> dict:
-    folder = tmp_path_factory.mktemp("math-think")
-    datasets = {}
-    for split in ("train", "test"):
-        math_think.write_sample(folder / f"{split}.jsonl", split)
-        datasets[split] = math_think.prepare(split, str(folder / f"{split}.jsonl"))
-    return datasets
+    return prepared_samples(math_think, tmp_path_factory.mktemp("math-think"))
 
 
 def test_the_sample_prepares_into_prompts_gold_answers_and_reasoning(sample):
