@@ -24,8 +24,9 @@ Optional (each ends with what the kit does without it):
         a few good and bad completions with their dataset columns, [{"label": ..., "completion": ...,
         "answer": ...}], for `kit rewards check RECIPE`. Absent: that command needs --completions FILE.
     EVAL: Scoring
-        Scoring(strict=..., lenient=..., formatted=...) from this module, each a Judge (completion text,
-        row) -> bool: what counts as right for `kit eval` and a run's before/after held-out scores.
+        Scoring(strict=..., lenient=..., formatted=...): what counts as right for `kit eval` and a run's
+        before/after held-out scores, each said with reward functions that must give full marks, e.g.
+        strict=(answer_correct, FORMAT) (kit/rewards/scoring.py).
         Absent: `default_scoring`, the top-weighted reward >= 0.5 is right; format is not reported.
     SYSTEM_PROMPT: str
         the system message `kit chat --recipe NAME` starts with (training prompts get theirs from
@@ -53,31 +54,13 @@ from typing import Any
 
 from kit.errors import KitError
 from kit.rewards.bundle import RewardBundle
-from kit.rewards.guard import CheckedReward
-
-Judge = Callable[[str, dict], bool]  # (completion text, dataset row) -> yes / no
-
-
-@dataclass
-class Scoring:
-    """What counts as right in evaluation: a recipe's EVAL."""
-
-    strict: Judge  # the right answer in the required format
-    lenient: Judge  # the right answer stated anywhere
-    formatted: Judge | None = None  # the required format, right or wrong; None: not reported
+from kit.rewards.scoring import Passes, Scoring
 
 
 def default_scoring(rewards: RewardBundle) -> Scoring:
     """Without an EVAL: a completion is right when the top-weighted reward gives it 0.5 or more."""
     main = max(rewards.rewards, key=lambda r: r.weight)
-
-    def right(text: str, row: dict) -> bool:
-        completion = [{"role": "assistant", "content": text}]  # the form TRL hands rewards in training
-        columns = {k: [v] for k, v in row.items() if k != "prompt"}
-        value = CheckedReward(main.fn).call([completion], columns, where=" in evaluation")[0]
-        return value is not None and value >= 0.5
-
-    return Scoring(strict=right, lenient=right)
+    return Scoring(strict=Passes(main.fn, 0.5), lenient=Passes(main.fn, 0.5))
 
 
 @dataclass

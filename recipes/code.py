@@ -111,17 +111,15 @@ def sft_target(row: dict) -> str:
 
 # --- evaluation: every test counts, the shown one included (MBPP's pass@1) ---
 
-def _passes_all(text: str, row: dict) -> bool:
-    return CODE_TESTS([text], tests=[[row["example_test"], *row["tests"]]])[0] == 1.0
+def every_test(completions, example_test, tests, **kwargs) -> list[float | None]:
+    """The fraction of ALL the row's tests passed, the shown one too: evaluation's measure, not a training reward."""
+    return CODE_TESTS(completions, tests=[[shown, *hidden] for shown, hidden in zip(example_test, tests)])
 
 
-def _formatted(text: str, row: dict) -> bool:
-    return code_block([text])[0] == 1.0 and syntax_valid([text])[0] == 1.0
+every_test.runs_model_code = True  # `kit eval` and a run check the sandbox before it runs (prepare_code_rewards)
 
-
-EVAL = Scoring(strict=lambda text, row: _formatted(text, row) and _passes_all(text, row),
-               lenient=_passes_all,  # the code may stand bare, without a fence
-               formatted=_formatted)
+# strict: all tests pass, from one fenced block of code that parses; lenient: the code may stand bare
+EVAL = Scoring(strict=(every_test, code_block, syntax_valid), lenient=every_test, formatted=(code_block, syntax_valid))
 
 
 # --- sample data: small functions written here, their tests computed from the reference solution ---

@@ -24,7 +24,7 @@ from datasets import Dataset
 
 from kit.data import load_table, require_columns
 from kit.errors import KitError
-from kit.recipe import Scoring
+from kit.recipe import Passes, Scoring
 from kit.rewards import RewardBundle, exact_match, extract_tag, final_answer, fuzzy_match, numeric_match
 from kit.rewards.fields import normalise_text
 from kit.rewards.text import completion_text
@@ -149,18 +149,8 @@ def sft_target(row: dict) -> str:
 
 # --- scoring: right for the row's kind (a fuzzy answer from RIGHT_FROM), and in the required format ---
 
-def _formatted(text: str, row: dict) -> bool:
-    return answer_at_end([text])[0] == 1.0
-
-
-def _right(text: str, row: dict) -> bool:
-    """The final answer (the tag, else \\boxed{}, else 'the answer is', else the whole reply) is right."""
-    score = answer_match([text], [row["answer"]], [row.get("answer_type")])[0]
-    return score is not None and score >= RIGHT_FROM
-
-
-EVAL = Scoring(strict=lambda text, row: _formatted(text, row) and _right(text, row), lenient=_right,
-               formatted=_formatted)
+EVAL = Scoring(strict=(Passes(answer_match, RIGHT_FROM), answer_at_end), lenient=Passes(answer_match, RIGHT_FROM),
+               formatted=answer_at_end)
 
 
 # --- sample data: mixed questions written by the kit, so smoke runs and tests work offline ---

@@ -22,9 +22,7 @@ from kit.recipe import Scoring
 from kit.rewards import (
     RewardBundle,
     answer_correct,
-    canonical_number,
-    extract_tag,
-    final_answer,
+    last_number_correct,
     numeric_closeness,
     tag_format,
 )
@@ -83,15 +81,8 @@ def sft_target(row: dict) -> str:
     return f"<answer>{row['answer']}</answer>"
 
 
-def _formatted(text: str, row: dict) -> bool:
-    return ANSWER_FORMAT([text])[0] == 1.0
-
-
-EVAL = Scoring(
-    strict=lambda text, row: _formatted(text, row) and canonical_number(extract_tag(text, "answer")) == row["answer"],
-    lenient=lambda text, row: canonical_number(final_answer(text)) == row["answer"],
-    formatted=_formatted,
-)
+# strict: the right number, in a reply that is one <answer>N</answer>; lenient: the last number stated
+EVAL = Scoring(strict=(answer_correct, ANSWER_FORMAT), lenient=last_number_correct, formatted=ANSWER_FORMAT)
 
 SAMPLE_COMPLETIONS = [
     {"label": "right", "completion": "<answer>13</answer>", "answer": "13"},

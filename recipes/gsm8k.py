@@ -7,14 +7,14 @@ The gold answer is the number after '####' in GSM8K's solution (or the whole `an
 just a number, such as '$72'), with commas and '$' removed. A row with neither is refused: training on
 its text as the gold answer would reward nothing the model could write.
 
-Scoring (`kit eval`, a run's before/after table):
-    strict   the format, and ALL of <answer> states the gold value, answer_correct's rule: one number with
-             or without a unit ('72', '$72.00', '72 dollars', '1/2' for 0.5); '18 or 72', '10:30' and
+Scoring (`kit eval`, a run's before/after table), said with rewards: EVAL below.
+    strict   the format (soft_xml_format), and ALL of <answer> states the gold value (answer_correct): one
+             number with or without a unit ('72', '$72.00', '72 dollars', '1/2' for 0.5); '18 or 72', '10:30' and
              '48 + 24 = 72' are wrong. '50%' is right for a gold of 50: GSM8K's "what percent ...?"
              questions record the count of percent ('#### 50'); a plain '0.5' there is wrong.
-    lenient  the LAST NUMBER stated: the last number of the <answer> tag, else of \\boxed{}, else after
-             'the answer is', else of the whole reply; '18 or 72' counts for 72. A final answer that
-             strict's rule finds right ('1/2' for 0.5) counts too, so lenient is never below strict.
+    lenient  the LAST NUMBER stated (last_number_correct): the last number of the <answer> tag, else of
+             \\boxed{}, else after 'the answer is', else of the whole reply; '18 or 72' counts for 72. A final
+             answer that strict's rule finds right ('1/2' for 0.5) counts too, so lenient is never below strict.
 """
 
 from __future__ import annotations
@@ -32,10 +32,8 @@ from kit.rewards import (
     answer_correct,
     canonical_number,
     extract_hash_answer,
-    extract_tag,
-    final_answer,
     integer_answer,
-    same_answer,
+    last_number_correct,
     soft_xml_format,
     strict_xml_format,
     xml_tag_count,
@@ -60,26 +58,9 @@ REWARDS = RewardBundle(
     (xml_tag_count(), 0.5),
 )
 
-_SOFT_FORMAT = soft_xml_format()
-
-
-def _formatted(text: str, row: dict) -> bool:
-    return _SOFT_FORMAT([text])[0] == 1.0
-
-
-def _strict(text: str, row: dict) -> bool:
-    """Right and in the required format: all of <answer> states the gold value (answer_correct's rule)."""
-    return _formatted(text, row) and same_answer(extract_tag(text, "answer"), row["answer"])
-
-
-def _lenient(text: str, row: dict) -> bool:
-    """The last number stated is the gold one: the last number of the final answer (tag, \\boxed{}, 'the answer
-    is', else the whole reply), whatever else it says; or the whole final answer is right by strict's rule."""
-    stated = final_answer(text)
-    return canonical_number(stated) == row["answer"] or same_answer(stated, row["answer"])
-
-
-EVAL = Scoring(strict=_strict, lenient=_lenient, formatted=_formatted)
+FORMAT = soft_xml_format()  # the <reasoning> and <answer> tags, loosely spaced
+# strict: answer_correct and the format each give full marks; lenient: the last number stated is the gold one
+EVAL = Scoring(strict=(answer_correct, FORMAT), lenient=last_number_correct, formatted=FORMAT)
 
 DEFAULTS = {
     "data": {"max_prompt_length": 256},

@@ -27,6 +27,7 @@ from kit.errors import KitError
 from kit.recipe import Scoring
 from kit.rewards import RewardBundle, field_accuracy, first_json_object, json_format, json_reply
 from kit.rewards.fields import field_score, gold_object
+from kit.rewards.text import completion_text
 
 HUB_ID = "paraloq/json_data_extraction"
 HUB_SPLIT = "train"  # its only split
@@ -126,21 +127,23 @@ def sft_target(row: dict) -> str:
 
 # --- scoring: the required form is the object alone (bare or one ```json block) and valid for the schema ---
 
-def _formatted(text: str, row: dict) -> bool:
-    return isinstance(json_reply(text), dict) and json_format([text], schema=[row["schema"]])[0] == 1.0
+def json_object(completions, **kwargs) -> list[float]:
+    """1.0 when the reply, read as json_format reads it, is a JSON object (not an array, not text around one)."""
+    return [float(isinstance(json_reply(completion_text(c)), dict)) for c in completions]
 
 
-def _strict(text: str, row: dict) -> bool:
-    return _formatted(text, row) and field_score(json_reply(text), gold_object(row["answer"])) == 1.0
+def fields_anywhere(completions, answer, **kwargs) -> list[float | None]:
+    """The share of gold fields right in the first JSON object anywhere in the reply, form and schema aside."""
+    scores: list[float | None] = []
+    for completion, gold in zip(completions, answer):
+        expected, found = gold_object(gold), first_json_object(completion_text(completion))
+        scores.append(None if expected is None else 0.0 if found is None else field_score(found, expected))
+    return scores
 
 
-def _lenient(text: str, row: dict) -> bool:
-    """Every gold field right in the first JSON object anywhere in the reply, schema aside."""
-    found = first_json_object(text)
-    return found is not None and field_score(found, gold_object(row["answer"])) == 1.0
-
-
-EVAL = Scoring(strict=_strict, lenient=_lenient, formatted=_formatted)
+# strict: every field right, in an object alone that follows the schema; lenient: every field right anywhere
+EVAL = Scoring(strict=(field_accuracy, json_format, json_object), lenient=fields_anywhere,
+               formatted=(json_format, json_object))
 
 
 # --- sample data: people, products and events written by the kit, so smoke runs and tests work offline ---

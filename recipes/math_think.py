@@ -91,15 +91,15 @@ DEFAULTS = {
 }
 
 
-def _formatted(text: str, row: dict) -> bool:
-    return think_format([text])[0] == 1.0
+def stated_anywhere(completions, answer, **kwargs) -> list[float | None]:
+    """1.0 when the final answer, wherever it stands (an <answer>, a box, "the answer is"), is the gold one."""
+    return [None if gold is None or not str(gold).strip() else
+            float(equivalent(final_answer(completion_text(c)), gold)) for c, gold in zip(completions, answer)]
 
 
-EVAL = Scoring(
-    strict=lambda text, row: _formatted(text, row) and equivalent(stated_answer(text), row["answer"]),
-    lenient=lambda text, row: equivalent(final_answer(text), row["answer"]),  # an <answer>, a box, "answer is"
-    formatted=_formatted,
-)
+# strict: the box after the reasoning is right and the reply is one think block then a box (think_format's
+# full marks); lenient: the final answer is right wherever it stands; formatted: think_format's full marks
+EVAL = Scoring(strict=(boxed_correct, think_format), lenient=stated_anywhere, formatted=think_format)
 
 
 def prepare(split: str, source: str | None):

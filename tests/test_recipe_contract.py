@@ -37,7 +37,7 @@ def module_of(source: str, base: str = BASE) -> ModuleType:
     ("DEFAULT = {'grpo': {'max_steps': 3}}", "DEFAULT", "DEFAULTS"),
     ("SYSTEM_PROMT = 'Answer briefly.'", "SYSTEM_PROMT", "SYSTEM_PROMPT"),
     ("def sft_targets(row):\n    return ''", "sft_targets", "sft_target"),
-    ("Eval = Scoring(strict=lambda t, r: True, lenient=lambda t, r: True)", "Eval", "EVAL"),
+    ("Eval = Scoring(strict=shout, lenient=shout)", "Eval", "EVAL"),
     ("def write_samples(path, split):\n    pass", "write_samples", "write_sample"),
     ("SAMPLE_COMPLETION = [{'completion': 'a'}]", "SAMPLE_COMPLETION", "SAMPLE_COMPLETIONS"),
     ("name = 'mine'", "name", "NAME"),
@@ -126,7 +126,7 @@ def test_the_right_kinds_are_taken():
     source = """
         DEFAULTS = {"grpo": {"max_steps": 3}}
         SAMPLE_COMPLETIONS = [{"label": "good", "completion": "yes"}]
-        EVAL = Scoring(strict=lambda t, r: True, lenient=lambda t, r: True)
+        EVAL = Scoring(strict=shout, lenient=shout)
         SYSTEM_PROMPT = "Answer briefly."
         NAME = "mine"
 
@@ -138,7 +138,7 @@ def test_the_right_kinds_are_taken():
     """
     recipe = recipe_from_module(module_of(source), "x")
     assert recipe.name == "mine" and recipe.defaults == {"grpo": {"max_steps": 3}}
-    assert recipe.system_prompt == "Answer briefly." and recipe.scoring.strict("", {})
+    assert recipe.system_prompt == "Answer briefly." and recipe.scoring.verdict("", {}).strict
 
 
 def test_the_module_docstring_names_every_attribute_the_kit_reads():

@@ -16,6 +16,7 @@ from kit.eval.generate import Sampling
 from kit.models.inference import load_for_inference
 from kit.outputs import eval_file_name, run_file_beside
 from kit.recipe import Recipe
+from kit.rewards.code import prepare_code_rewards
 
 DEFAULT_COMPLETION_TOKENS = 256  # when neither the run nor the recipe says
 
@@ -44,6 +45,10 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
     run = run_context(model, adapter)
     data = data or (run.get("eval") or {}).get("path") or (run.get("data") or {}).get("path")
     rows = load_rows(recipe, DataConfig(path=data, split=split, limit=n))
+    # the code recipe's rewards run model code: the same isolation (or refusal) and row checks as training
+    sandbox = prepare_code_rewards(run.get("code_isolation", "auto"), recipe.rewards.funcs, rows)
+    if sandbox:
+        print(f"eval: code rewards run in the sandbox: {sandbox}")
     tokens = max_new_tokens or (run.get("grpo") or {}).get("max_completion_length") or \
         recipe.defaults.get("grpo", {}).get("max_completion_length", DEFAULT_COMPLETION_TOKENS)
     sampling = Sampling(max_new_tokens=tokens)

@@ -5,8 +5,9 @@
 
 Per model: strict accuracy (right answer in the required format), lenient accuracy (the right answer
 stated anywhere), format compliance, the mean of each reward function, and mean completion length in
-tokens. A recipe says what strict / lenient / formatted mean with an EVAL = kit.recipe.Scoring(...); without
-one, its highest-weighted reward scoring >= 0.5 counts as right and format is not reported.
+tokens. A recipe says what strict / lenient / formatted mean with an EVAL = kit.recipe.Scoring(...), in
+terms of its reward functions (kit/rewards/scoring.py); without one, its highest-weighted reward scoring
+>= 0.5 counts as right and format is not reported.
 """
 
 from __future__ import annotations
@@ -42,27 +43,30 @@ def evaluate(model, tokenizer, recipe: Recipe, rows, sampling: Sampling, name: s
 
 
 def score(recipe: Recipe, rows, texts: list[str], tokenizer, name: str) -> EvalResult:
+    """Each reward's mean over the completions, and the recipe's verdicts, from one call of each reward."""
     scoring = recipe.scoring or default_scoring(recipe.rewards)
     records = rows.to_list()
-    columns = {c: list(rows[c]) for c in rows.column_names if c != "prompt"}
+    columns = {"prompts": list(rows["prompt"]), **{c: list(rows[c]) for c in rows.column_names if c != "prompt"}}
     completions = [[{"role": "assistant", "content": t}] for t in texts]
-    rewards = {}
-    for reward in recipe.rewards.rewards:
-        given = CheckedReward(reward.fn).call(completions, {"prompts": list(rows["prompt"]), **columns},
-                                              where=" in evaluation")
-        values = [v for v in given if v is not None and math.isfinite(v)]
-        rewards[reward.name] = mean(values) if values else float("nan")
+    computed = {r.fn: CheckedReward(r.fn).call(completions, columns, where=" in evaluation")
+                for r in recipe.rewards.rewards}
+    verdicts = scoring.judge(completions, columns, computed)
     lengths = [len(tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
     return EvalResult(
         name=name,
         n=len(texts),
-        strict_accuracy=mean(scoring.strict(t, r) for t, r in zip(texts, records)),
-        lenient_accuracy=mean(scoring.lenient(t, r) for t, r in zip(texts, records)),
-        format_compliance=mean(scoring.formatted(t, r) for t, r in zip(texts, records)) if scoring.formatted else None,
-        rewards=rewards,
+        strict_accuracy=mean(verdicts.strict),
+        lenient_accuracy=mean(verdicts.lenient),
+        format_compliance=None if verdicts.formatted is None else mean(verdicts.formatted),
+        rewards={r.name: _finite_mean(computed[r.fn]) for r in recipe.rewards.rewards},
         mean_length=mean(lengths),
         samples=[{"prompt": r["prompt"][-1]["content"], "completion": t} for r, t in list(zip(records, texts))[:5]],
     )
+
+
+def _finite_mean(values: list) -> float:
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    return mean(finite) if finite else float("nan")
 
 
 def format_table(results: list[EvalResult]) -> str:

@@ -5,6 +5,7 @@ and plain-string completions, and never raises on model output. None means "does
 row"; TRL leaves it out of the mean. Parameterised rewards are factories that return a named function.
 
     correctness  answer_correct, integer_answer, exact_match, numeric_match(), math_equivalent, fuzzy_match
+    lenient      last_number_correct: the last number stated (for evaluation's lenient column, not training)
     the rule     answer_values, same_answer: the whole answer must state ONE value (kit/rewards/whole_answer.py)
     format       strict_xml_format(), soft_xml_format(), xml_tag_count(), tag_format(), json_format, code_block
     fields       field_accuracy: the share of a gold JSON object's fields the reply's JSON gets right
@@ -13,6 +14,7 @@ row"; TRL leaves it out of the mean. Parameterised rewards are factories that re
     code         syntax_valid, passes_tests()     (sandboxed: kit/sandbox/)
     bundle       RewardBundle((fn, weight), ...): a recipe's REWARDS (kit/rewards/bundle.py)
     scaling      AdaptiveWeight(fn)             presets: kit/rewards/presets.py
+    judging      Scoring(strict=..., lenient=..., formatted=...): a recipe's EVAL (kit/rewards/scoring.py)
     contract     row_optional(fn): may return None for a whole batch (kit/rewards/guard.py checks the rest)
 """
 
@@ -32,6 +34,7 @@ from kit.rewards.correctness import (
     exact_match,
     fuzzy_match,
     integer_answer,
+    last_number_correct,
     math_equivalent,
     numeric_closeness,
     numeric_match,
@@ -64,6 +67,7 @@ __all__ = [
     "fuzzy_match",
     "ideal_length",
     "integer_answer",
+    "last_number_correct",
     "json_format",
     "json_reply",
     "math_equivalent",

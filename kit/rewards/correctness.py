@@ -12,7 +12,7 @@ import difflib
 import re
 import string
 
-from kit.rewards.answers import extract_tag, final_answer
+from kit.rewards.answers import canonical_number, extract_tag, final_answer
 from kit.rewards.text import completion_text
 from kit.rewards.whole_answer import answer_values, math_verify_timeout, same_answer, same_value
 
@@ -90,6 +90,24 @@ def numeric_closeness(within: float):
         return _against_gold_number(completions, answer, score)
 
     return answer_close
+
+
+def last_number_correct(completions, answer, **kwargs) -> list[float | None]:
+    """1.0 when the LAST number of the final answer is the gold one, whatever else it says ('18 or 20' counts
+    for 20), or when all of the final answer is right by answer_correct's rule ('1/2' for a gold of 0.5).
+
+    The lenient reading of "stated the right number", for evaluation's lenient column: a policy paid by
+    this reward would learn to hedge, so train with answer_correct or numeric_match.
+    """
+    scores: list[float | None] = []
+    for completion, gold in zip(completions, answer):
+        if not _has_gold(gold):
+            scores.append(None)
+            continue
+        stated = final_answer(completion_text(completion))
+        last = canonical_number(stated)
+        scores.append(float((last is not None and last == canonical_number(str(gold))) or same_answer(stated, gold)))
+    return scores
 
 
 def math_equivalent(completions, answer, **kwargs) -> list[float | None]:

@@ -22,8 +22,7 @@ def rows(n):
 
 def test_strict_needs_format_and_answer_lenient_only_the_answer(tiny_tokenizer):
     recipe = load_recipe("gsm8k")
-    judged = {label: (recipe.scoring.strict(text, {"answer": GOLD}), recipe.scoring.lenient(text, {"answer": GOLD}),
-                      recipe.scoring.formatted(text, {"answer": GOLD})) for label, text in OUTPUTS.items()}
+    judged = {label: tuple(recipe.scoring.verdict(text, {"answer": GOLD})) for label, text in OUTPUTS.items()}
     assert judged == {
         "right, formatted": (True, True, True),
         "right, unformatted": (False, True, False),
@@ -51,7 +50,7 @@ def test_default_scoring_uses_the_top_weighted_reward():
 
     recipe = Recipe(name="t", prepare=None, rewards=RewardBundle((minor, 0.1), (says_yes, 1.0)))
     scoring = default_scoring(recipe.rewards)
-    assert scoring.strict("yes", {}) and not scoring.lenient("no", {}) and scoring.formatted is None
+    assert scoring.verdict("yes", {}).strict and not scoring.verdict("no", {}).lenient and scoring.formatted is None
 
 
 def test_table_and_json(tmp_path):

@@ -15,7 +15,7 @@ def test_rows_targets_and_rewards():
     assert rows[0]["prompt"] == [{"role": "user", "content": f"What is {a} plus {b}?"}]
     assert rows[0]["answer"] == str(a + b) and recipe.sft_target(rows[0]) == f"<answer>{a + b}</answer>"
     assert recipe.rewards.names == ["answer_correct", "answer_format", "answer_close"]
-    assert recipe.scoring.strict(f"<answer>{a + b}</answer>", rows[0])
+    assert recipe.scoring.verdict(f"<answer>{a + b}</answer>", rows[0]).strict
 
 
 def test_sample_file_reads_back(tmp_path):

@@ -60,7 +60,7 @@ def test_every_sample_solution_passes_its_hidden_tests_and_counts_as_right(sampl
     rows = code.prepare("train", str(sample["train"])).to_list()
     targets = [code.sft_target(row) for row in rows]
     assert code.CODE_TESTS([chat(t) for t in targets], tests=[r["tests"] for r in rows]) == [1.0] * len(rows)
-    assert all(code.EVAL.strict(target, row) for target, row in zip(targets, rows))
+    assert all(code.EVAL.verdict(target, row).strict for target, row in zip(targets, rows))
 
 
 def test_the_run_finds_the_sandbox_and_accepts_every_rows_tests(sample, sandboxed):
@@ -111,13 +111,13 @@ def test_code_that_reads_the_hidden_tests_from_the_data_file_gets_nothing_in_the
 def test_format_and_scoring(sandboxed):
     row = {"example_test": "assert add(2, 3) == 5", "tests": ADD_HIDDEN}
     fenced, bare = "```python\ndef add(a, b):\n    return a + b\n```", "def add(a, b):\n    return a + b"
-    assert code.EVAL.strict(fenced, row) and code.EVAL.lenient(fenced, row) and code.EVAL.formatted(fenced, row)
-    assert not code.EVAL.strict(bare, row) and code.EVAL.lenient(bare, row) and not code.EVAL.formatted(bare, row)
-    assert code.EVAL.formatted("```python\ndef add(a, b):\n    return 0\n```", row)
-    assert not code.EVAL.formatted("```python\nfunction add(a, b) {}\n```", row)
+    assert tuple(code.EVAL.verdict(fenced, row)) == (True, True, True)
+    assert tuple(code.EVAL.verdict(bare, row)) == (False, True, False)
+    assert code.EVAL.verdict("```python\ndef add(a, b):\n    return 0\n```", row).formatted
+    assert not code.EVAL.verdict("```python\nfunction add(a, b) {}\n```", row).formatted
     # evaluation counts the shown test too: passing only the hidden ones is not right
     only_hidden = "```python\ndef add(a, b):\n    return 0 if (a, b) == (2, 3) else a + b\n```"
-    assert hidden_score(only_hidden, ADD_HIDDEN) == 1.0 and not code.EVAL.strict(only_hidden, row)
+    assert hidden_score(only_hidden, ADD_HIDDEN) == 1.0 and not code.EVAL.verdict(only_hidden, row).strict
 
 
 def test_sample_completions_score_as_labelled(sandboxed):

@@ -127,14 +127,14 @@ def test_the_format_reward_wants_one_answer_tag_last(reply, ends_right):
 def test_scoring(reply, strict, lenient, formatted):
     row = {"answer": "8", "answer_type": "number"}
     scoring = csv_qa.EVAL
-    assert (scoring.strict(reply, row), scoring.lenient(reply, row), scoring.formatted(reply, row)) == \
+    assert tuple(scoring.verdict(reply, row)) == \
         (strict, lenient, formatted)
 
 
 def test_a_close_long_answer_counts_as_right_in_evaluation():
     row = {"answer": "log the over jumps fox red", "answer_type": "text"}
-    assert csv_qa.EVAL.strict("<answer>log the over jumps fox</answer>", row)
-    assert not csv_qa.EVAL.strict("<answer>fox red</answer>", row)
+    assert csv_qa.EVAL.verdict("<answer>log the over jumps fox</answer>", row).strict
+    assert not csv_qa.EVAL.verdict("<answer>fox red</answer>", row).strict
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +151,7 @@ def test_the_sample_mixes_every_kind_of_answer(sample):
 
 def test_each_sample_rows_worked_answer_is_right_in_the_strict_sense(sample):
     for row in sample["train"]:
-        assert csv_qa.EVAL.strict(csv_qa.sft_target(row), row), row
+        assert csv_qa.EVAL.verdict(csv_qa.sft_target(row), row).strict, row
 
 
 def test_the_smoke_profile_reads_the_sample_through_the_kit():

@@ -19,10 +19,10 @@ def test_rows_and_targets():
 def test_scoring():
     row = {"answer": "13"}
     judge = digit_sum.EVAL
-    assert judge.strict("<answer>13</answer>", row) and judge.formatted("<answer>13</answer>", row)
-    assert not judge.strict("13", row) and judge.lenient("13", row)
-    assert not judge.strict("<answer>13</answer> extra", row) and judge.lenient("<answer>13</answer> extra", row)
-    assert not judge.lenient("<answer>12</answer>", row)
+    assert tuple(judge.verdict("<answer>13</answer>", row)) == (True, True, True)
+    assert tuple(judge.verdict("13", row)) == (False, True, False)
+    assert tuple(judge.verdict("<answer>13</answer> extra", row)) == (False, True, False)
+    assert not judge.verdict("<answer>12</answer>", row).lenient
 
 
 def test_digit_sum_offers_closeness_switched_off():

@@ -58,7 +58,7 @@ def test_the_sample_loads_through_the_kit_with_every_column_the_rewards_read():
 
 def test_each_sample_rows_worked_answer_is_right_in_the_strict_sense(sample):
     for row in sample["train"]:
-        assert json_extract.EVAL.strict(json_extract.sft_target(row), row), row["answer"]
+        assert json_extract.EVAL.verdict(json_extract.sft_target(row), row).strict, row["answer"]
 
 
 def test_a_file_without_the_schema_column_is_refused_naming_it(tmp_path):
@@ -137,14 +137,14 @@ def test_the_bundle_scores_good_bad_and_edge_replies():
 def test_scoring(reply, strict, lenient, formatted):
     row = {"schema": PERSON_SCHEMA, "answer": '{"name": "Ada", "age": 36}'}
     scoring = json_extract.EVAL
-    assert (scoring.strict(reply, row), scoring.lenient(reply, row), scoring.formatted(reply, row)) == \
+    assert tuple(scoring.verdict(reply, row)) == \
         (strict, lenient, formatted)
 
 
 def test_a_schema_that_allows_anything_still_wants_an_object():
     row = {"schema": "{}", "answer": '{"name": "Ada"}'}
-    assert json_extract.EVAL.formatted('{"name": "Ada"}', row)
-    assert not json_extract.EVAL.formatted('["Ada"]', row)
+    assert json_extract.EVAL.verdict('{"name": "Ada"}', row).formatted
+    assert not json_extract.EVAL.verdict('["Ada"]', row).formatted
 
 
 EXPECTED = {  # label: (field_accuracy, json_format)

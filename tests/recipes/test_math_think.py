@@ -46,7 +46,7 @@ def test_every_sample_answer_worked_out_in_its_target_is_right(sample):
     rows = [*sample["train"], *sample["test"]]
     targets = [math_think.sft_target(row) for row in rows]
     assert math_think.boxed_correct([chat(t) for t in targets], answer=[r["answer"] for r in rows]) == [1.0] * 84
-    assert all(math_think.EVAL.strict(target, row) for target, row in zip(targets, rows))
+    assert all(math_think.EVAL.verdict(target, row).strict for target, row in zip(targets, rows))
     assert math_think.sft_target(rows[0]) == ("<think>\n$(4)^2 - 6 \\cdot (4) = 16 - (24) = -8$. The answer is $-8$."
                                               "\n</think>\nThe answer is $\\boxed{-8}$.")
 
@@ -104,9 +104,9 @@ def test_scoring_strict_lenient_and_format():
     tagged = "<answer>3/4</answer>"
     wrong = "<think>\nsum\n</think>\n$\\boxed{1}$"
     texts = (right, unformatted, tagged, wrong)
-    assert [math_think.EVAL.strict(t, row) for t in texts] == [True, False, False, False]
-    assert [math_think.EVAL.lenient(t, row) for t in texts] == [True, True, True, False]
-    assert [math_think.EVAL.formatted(t, row) for t in texts] == [True, False, False, True]
+    assert [math_think.EVAL.verdict(t, row).strict for t in texts] == [True, False, False, False]
+    assert [math_think.EVAL.verdict(t, row).lenient for t in texts] == [True, True, True, False]
+    assert [math_think.EVAL.verdict(t, row).formatted for t in texts] == [True, False, False, True]
 
 
 def test_sample_completions_score_as_labelled():

@@ -1,6 +1,6 @@
 import pytest
 
-from kit.rewards import answer_correct, integer_answer, numeric_closeness
+from kit.rewards import answer_correct, integer_answer, last_number_correct, numeric_closeness
 from tests.conftest import chat
 
 
@@ -119,3 +119,17 @@ def test_math_equivalent_keeps_math_verify_rounding_and_symbolic_golds():
 def test_numeric_closeness_pays_nothing_for_a_hedge():
     close = numeric_closeness(within=10)
     assert close([wrap("12 or 13"), wrap("12"), wrap("3/4")], answer=["13", "13", "1"]) == [0.0, 0.9, 0.975]
+
+
+@pytest.mark.parametrize("reply, gold, expected", [
+    ("<answer>72</answer>", "72", 1.0),
+    ("<answer>18 or 72</answer>", "72", 1.0),  # the last number, whatever else the answer says
+    ("<answer>72 or 18</answer>", "72", 0.0),
+    ("She has 1,234 apples", "1234", 1.0),  # no tag: the last number of the whole reply
+    ("so \\boxed{1/2}", "0.5", 1.0),  # not the last number (2), but all of the answer is right
+    ("<answer>$72.00</answer>", "$72", 1.0),
+    ("no number here", "72", 0.0),
+    ("<answer>72</answer>", None, None),
+])
+def test_last_number_correct_is_the_lenient_reading(reply, gold, expected):
+    assert last_number_correct([chat(reply)], [gold]) == [expected]
