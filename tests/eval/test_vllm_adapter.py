@@ -16,6 +16,7 @@ from kit import env
 from kit.config import build_config
 from kit.eval import generate as gen
 from kit.models import inference
+from kit.models import training as loader  # imported before vllm is faked: Unsloth and TRL look it up on import
 from kit.recipe import load_recipe
 from kit.train.evaluation import evaluate_held_out_here
 
@@ -98,8 +99,6 @@ def test_eval_of_a_saved_adapter_on_vllm_asks_for_it_by_folder(vllm_here, monkey
     def from_pretrained(model_name, **kwargs):  # a plain inference load: no get_peft_model, so no load_lora
         loads.append((model_name, kwargs))
         return types.SimpleNamespace(vllm_engine=object()), "tokenizer"
-
-    from kit.models import training as loader
 
     monkeypatch.setattr(loader.FastLanguageModel, "from_pretrained", from_pretrained)
     monkeypatch.setattr(env, "has_gpu", lambda: True)
