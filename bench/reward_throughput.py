@@ -1,6 +1,11 @@
 """Scoring throughput: completions per second for the math and code bundles on 1,000 completions.
 
-    .venv/bin/python bench/reward_throughput.py [--n 1000] [--skip-code]
+    .venv/bin/python bench/reward_throughput.py [--n 1000] [--skip-code] [--recipes-only]
+
+The recipe table runs each shipped recipe's whole bundle on its own SAMPLE_COMPLETIONS (right, wrong and
+malformed replies, with their rows' columns), cycled to --n completions (a fifth of that for code, whose
+every completion runs in the sandbox), math-verify's cache cleared before each cycle so no completion is
+read from it. Its baseline is the gsm8k bundle on its samples, measured in the same run.
 
 The correctness table times answer_correct, which judges the whole <answer> (kit/rewards/whole_answer.py),
 against the rule it replaced, the last number of the tag (reproduced below as `last_number_correct`), on
@@ -24,6 +29,7 @@ import time
 from kit.recipe import load_recipe
 from kit.rewards import answer_correct, canonical_number, completion_text, extract_tag
 from kit.rewards.code import passes_tests
+from kit.rewards.dry_run import NOT_COLUMNS
 from kit.rewards.presets import PRESETS
 from kit.rewards.whole_answer import _evaluate
 from kit.sandbox.isolation import ENV_VAR, LEVELS, level_works
@@ -81,6 +87,36 @@ def code_batch(n: int, rng: random.Random) -> tuple[list, dict]:
     return completions, {"tests": tests}
 
 
+RECIPES = ("gsm8k", "json_extract", "csv_qa", "math_think", "code")
+
+
+def recipe_throughput(n: int) -> None:
+    """Each recipe's bundle on its own samples; the ratio is to the gsm8k bundle's rate in this run."""
+    rates = {}
+    for name in RECIPES:
+        recipe = load_recipe(name)
+        samples = recipe.sample_completions
+        total = n // 5 if name == "code" else n
+        cycles = max(1, total // len(samples))
+        completions = [s["completion"] for s in samples]
+        columns = {key: [s.get(key) for s in samples] for s in samples for key in s if key not in NOT_COLUMNS}
+        recipe.rewards.funcs[0](completions=completions, **columns)  # imports math-verify / starts the sandbox once
+        elapsed = 0.0
+        for _ in range(cycles):
+            _evaluate.cache_clear()
+            elapsed += timed(recipe.rewards.funcs, completions, columns)
+        rates[name] = cycles * len(samples) / elapsed
+        print(f"{f'recipe {name}':28s} {rates[name]:8.0f} completions/s  ({cycles * len(samples)} completions, "
+              f"{len(recipe.rewards.funcs)} rewards; {rates[name] / rates['gsm8k']:.3f}x gsm8k)")
+
+
+def timed(bundle, completions, columns) -> float:
+    started = time.perf_counter()
+    for reward in bundle:
+        reward(completions=completions, prompts=[None] * len(completions), **columns)
+    return time.perf_counter() - started
+
+
 def rate(bundle, completions, columns) -> float:
     started = time.perf_counter()
     for reward in bundle:
@@ -92,7 +128,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--skip-code", action="store_true", help="only the math bundles and correctness")
+    parser.add_argument("--recipes-only", action="store_true", help="only the table of each recipe's bundle")
     args = parser.parse_args()
+    recipe_throughput(args.n)
+    if args.recipes_only:
+        return
     rng = random.Random(0)
     correctness_throughput(args.n, rng)
     completions, columns = math_batch(args.n, rng)

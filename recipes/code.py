@@ -34,10 +34,11 @@ SYSTEM_PROMPT = ("Write the Python function the task asks for. Reply with the co
                  "code block. Hidden tests call it by the name the example test uses.")
 
 CODE_TESTS = passes_tests()  # named code_tests; runs in the sandbox, which the run checks before training
+PYTHON_BLOCK = code_block("python")  # ```python (or ```py): 1.0; an untagged fence 0.5; another language 0
 REWARDS = RewardBundle(
     (CODE_TESTS, 2.0),  # fraction of the hidden tests passed
     (syntax_valid, 0.25),  # the code parses (an empty reply parses too: the tests are what pays)
-    (code_block, 0.25),  # a fenced block, so the code can be found
+    (PYTHON_BLOCK, 0.25),  # a fenced Python block, so the code can be found
 )
 
 DEFAULTS = {
@@ -118,8 +119,9 @@ def every_test(completions, example_test, tests, **kwargs) -> list[float | None]
 
 every_test.runs_model_code = True  # `kit eval` and a run check the sandbox before it runs (prepare_code_rewards)
 
-# strict: all tests pass, from one fenced block of code that parses; lenient: the code may stand bare
-EVAL = Scoring(strict=(every_test, code_block, syntax_valid), lenient=every_test, formatted=(code_block, syntax_valid))
+# strict: all tests pass, from a ```python block that parses; lenient: the code may stand bare
+EVAL = Scoring(strict=(every_test, PYTHON_BLOCK, syntax_valid), lenient=every_test,
+               formatted=(PYTHON_BLOCK, syntax_valid))
 
 
 # --- sample data: small functions written here, their tests computed from the reference solution ---
@@ -229,5 +231,6 @@ SAMPLE_COMPLETIONS = [
     _sample("equal to everything", "```python\nclass Any:\n    def __eq__(self, other):\n        return True\n\n"
                                    "def add(a, b):\n    return Any()\n```"),
     _sample("not Python", "```python\nfunction add(a, b) { return a + b; }\n```"),
+    _sample("a JavaScript block", "```javascript\nfunction add(a, b) { return a + b; }\n```"),
     _sample("prose", "You add the two numbers and return the result."),
 ]

@@ -32,9 +32,10 @@ class Diagnostic:
 class HealthMonitor:
     """Pure logic: feed it TRL's logged metrics step by step; it says what started going wrong."""
 
-    def __init__(self, beta: float = 0.0, window: int = 20):
+    def __init__(self, beta: float = 0.0, window: int = 20, ranges: dict[str, tuple] | None = None):
         self.beta = beta
         self.window = window
+        self.ranges = ranges or {}  # reward name -> its documented (low, high); [0, 1] when not known
         self.history: deque[dict] = deque(maxlen=window)
         self.active: set[str] = set()
         self.noted_beta = False
@@ -91,10 +92,19 @@ class HealthMonitor:
             means = [m.get(f"rewards/{name}/mean") for m in last]
             stds = [m.get(f"rewards/{name}/std") for m in last]
             if len(last) == 5 and None not in means and None not in stds and max(stds) < 1e-6:
-                level = "minimum" if means[-1] <= 0 else "maximum" if means[-1] >= 1 else None
+                level = _extreme(means[-1], *self.ranges.get(name, (0.0, 1.0)))
                 if level:
                     yield f"stuck:{name}", (f"reward {name} stuck at its {level} ({means[-1]:g}) for 5 steps: it gives "
                                             "no signal; soften it, reweight it, or drop it.")
+
+
+def _extreme(value: float, low: float | None, high: float | None) -> str | None:
+    """'minimum' or 'maximum' when a reward sits at an end of its range. A penalty (range up to 0) at its
+    maximum is a penalty nothing has earned: no warning."""
+    low, high = 0.0 if low is None else low, 1.0 if high is None else high
+    if value <= low:
+        return "minimum"
+    return "maximum" if value >= high and high > 0 else None
 
 
 def _mean(values) -> float:

@@ -1,16 +1,20 @@
 """Reward functions with TRL's signature: `fn(completions, **dataset_columns) -> list[float | None]`.
 
-Each returns a score in [0, 1] per completion (the bundle's weight sets its scale), accepts chat-message
+Each returns a score in [0, 1] per completion (the bundle's weight sets its scale; the published shapes
+below keep their published ranges, in `fn.reward_range`), accepts chat-message
 and plain-string completions, and never raises on model output. None means "does not apply to this
 row"; TRL leaves it out of the mean. Parameterised rewards are factories that return a named function.
 
     correctness  answer_correct, integer_answer, exact_match, numeric_match(), math_equivalent, fuzzy_match
     lenient      last_number_correct: the last number stated (for evaluation's lenient column, not training)
     the rule     answer_values, same_answer: the whole answer must state ONE value (kit/rewards/whole_answer.py)
-    format       strict_xml_format(), soft_xml_format(), xml_tag_count(), tag_format(), json_format, code_block
+    format       strict_xml_format(), soft_xml_format(), xml_tag_count(), tag_format(), json_format,
+                 code_block(language)
     fields       field_accuracy: the share of a gold JSON object's fields the reply's JSON gets right
-    length       ideal_length(n), min_length(n), max_length_penalty(n)
-    style        reasoning_connectors, citations, repetition_penalty()
+    length       ideal_length(n), min_length(n), max_length_penalty(n); in their published ranges:
+                 soft_overlong_punishment() (DAPO), and, paying for brevity only when right,
+                 cosine_scaled_length(correctness), kimi_length(correctness)
+    style        reasoning_connectors, reasoning_steps, citations, repetition_penalty()
     code         syntax_valid, passes_tests()     (sandboxed: kit/sandbox/)
     bundle       RewardBundle((fn, weight), ...): a recipe's REWARDS (kit/rewards/bundle.py)
     scaling      AdaptiveWeight(fn)             presets: kit/rewards/presets.py
@@ -42,8 +46,15 @@ from kit.rewards.correctness import (
 from kit.rewards.fields import field_accuracy, first_json_object, json_reply
 from kit.rewards.format import code_block, json_format, soft_xml_format, strict_xml_format, tag_format, xml_tag_count
 from kit.rewards.guard import row_optional
-from kit.rewards.length import ideal_length, max_length_penalty, min_length
-from kit.rewards.style import citations, reasoning_connectors, repetition_penalty
+from kit.rewards.length import (
+    cosine_scaled_length,
+    ideal_length,
+    kimi_length,
+    max_length_penalty,
+    min_length,
+    soft_overlong_punishment,
+)
+from kit.rewards.style import citations, reasoning_connectors, reasoning_steps, repetition_penalty
 from kit.rewards.text import completion_text
 from kit.rewards.whole_answer import answer_values, same_answer
 
@@ -57,6 +68,7 @@ __all__ = [
     "citations",
     "code_block",
     "completion_text",
+    "cosine_scaled_length",
     "exact_match",
     "extract_boxed",
     "extract_hash_answer",
@@ -67,6 +79,7 @@ __all__ = [
     "fuzzy_match",
     "ideal_length",
     "integer_answer",
+    "kimi_length",
     "last_number_correct",
     "json_format",
     "json_reply",
@@ -78,9 +91,11 @@ __all__ = [
     "parse_number",
     "passes_tests",
     "reasoning_connectors",
+    "reasoning_steps",
     "repetition_penalty",
     "row_optional",
     "same_answer",
+    "soft_overlong_punishment",
     "soft_xml_format",
     "strict_xml_format",
     "syntax_valid",

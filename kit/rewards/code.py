@@ -24,8 +24,8 @@ from kit.sandbox.isolation import ENV_VAR
 
 
 def extract_code(text: str) -> str:
-    """The fenced code block when there is one, else the whole completion."""
-    return fenced_code(text) or text
+    """The first fenced Python (or untagged) block when there is one, else the whole completion."""
+    return fenced_code(text, "python") or text
 
 
 def syntax_valid(completions, **kwargs) -> list[float]:

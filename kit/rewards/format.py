@@ -52,18 +52,51 @@ def xml_tag_count(think: str = "reasoning", answer: str = "answer"):
     return xml_count
 
 
-_FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
+_FENCE = re.compile(r"```([\w+#.-]*)[ \t]*\n(.*?)```", re.DOTALL)
+# Fence tags that name the same language: ```py is Python, ```js JavaScript.
+LANGUAGE_TAGS = {
+    "python": {"python", "py", "python3"},
+    "javascript": {"javascript", "js", "node"},
+    "typescript": {"typescript", "ts"},
+    "cpp": {"cpp", "c++", "cxx"},
+    "csharp": {"csharp", "cs", "c#"},
+    "bash": {"bash", "sh", "shell"},
+}
 
 
-def fenced_code(text: str) -> str | None:
-    """The first fenced code block's body, or None."""
-    match = _FENCE.search(text)
-    return match.group(1) if match else None
+def fenced_code(text: str, language: str | None = None) -> str | None:
+    """The body of the first fenced code block, or None. With `language`, the first block tagged with it
+    (or with no tag at all); a block in another language is not it."""
+    for tag, body in _FENCE.findall(text):
+        if language is None or not tag or _names(tag, language):
+            return body
+    return None
 
 
-def code_block(completions, **kwargs) -> list[float]:
-    """1.0 when the completion holds a fenced code block (```lang ... ```)."""
-    return [float(fenced_code(completion_text(c)) is not None) for c in completions]
+def _names(tag: str, language: str) -> bool:
+    language = language.lower()
+    return tag.lower() in LANGUAGE_TAGS.get(language, {language})
+
+
+def code_block(language: str | None = "python"):
+    """Factory: 1.0 for a fenced block tagged with `language` (```python; ```py too), 0.5 for an untagged
+    fence (the code can be found, its language is not stated), 0 for none or only other languages' blocks.
+    A dataset `language` column sets it per row (mixed-language data); language=None takes any block."""
+
+    default = language
+
+    def code_block(completions, language=None, **kwargs) -> list[float]:
+        per_row = language if language is not None else [default] * len(completions)
+        return [_block_score(completion_text(c), lang) for c, lang in zip(completions, per_row)]
+
+    return code_block
+
+
+def _block_score(text: str, language: str | None) -> float:
+    tags = [tag for tag, _ in _FENCE.findall(text)]
+    if any(tag and (language is None or _names(tag, language)) for tag in tags):
+        return 1.0
+    return 0.5 if "" in tags else 0.0
 
 
 def json_format(completions, schema=None, **kwargs) -> list[float]:

@@ -27,7 +27,7 @@ def math() -> RewardBundle:
 
 def code() -> RewardBundle:
     """Columns: tests (the row's own test snippets, run in the sandbox)."""
-    return RewardBundle((passes_tests(), 2.0), (syntax_valid, 0.5), (code_block, 0.25))
+    return RewardBundle((passes_tests(), 2.0), (syntax_valid, 0.5), (code_block("python"), 0.25))
 
 
 def structured() -> RewardBundle:

@@ -89,3 +89,16 @@ def test_a_reward_giving_nan_is_warned_about_by_name():
     monitor = HealthMonitor(beta=0.04)
     message = [d.message for d in monitor.observe(1, {**healthy(1), "rewards/correct/not_finite": 0.25})][0]
     assert message.startswith("reward correct returned NaN or inf for 25% of completions")
+
+
+def stuck_at(value: float, ranges: dict) -> list[str]:
+    stream = [{**healthy(s), "rewards/overlong/mean": value, "rewards/overlong/std": 0.0} for s in range(10)]
+    monitor = HealthMonitor(beta=0.04, window=20, ranges=ranges)
+    return [d.message for step, logs in enumerate(stream, 1) for d in monitor.observe(step, logs)]
+
+
+def test_stuck_reward_is_judged_by_its_documented_range():
+    penalty = {"overlong": (-1.0, 0.0)}  # DAPO's soft overlong punishment
+    assert stuck_at(0.0, penalty) == []  # nothing overlong: its best value, not a dead reward
+    assert any("stuck at its minimum (-1)" in m for m in stuck_at(-1.0, penalty))
+    assert any("stuck at its minimum (0)" in m for m in stuck_at(0.0, {}))  # unknown range: [0, 1]

@@ -1,5 +1,6 @@
 import pytest
 
+from kit.errors import KitError
 from kit.rewards import (
     citations,
     code_block,
@@ -47,4 +48,13 @@ def test_json_format_with_and_without_schema():
 
 
 def test_code_block():
-    assert code_block([chat("```python\nprint(1)\n```"), chat("print(1)")]) == [1.0, 0.0]
+    assert code_block()([chat("```python\nprint(1)\n```"), chat("print(1)")]) == [1.0, 0.0]
+
+
+def test_length_units():
+    text = chat("one two three")
+    assert max_length_penalty(3)([text]) == [1.0]  # words
+    assert max_length_penalty(7, unit="chars")([text]) == [pytest.approx(2 - 13 / 7)]
+    assert max_length_penalty(2, unit="tokens")([text], completion_ids=[[1, 2, 3]]) == [0.5]  # TRL's ids
+    with pytest.raises(KitError, match="length unit 'lines'"):
+        max_length_penalty(3, unit="lines")

@@ -91,11 +91,13 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
 
     from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger
     from kit.monitor.metrics import MetricsFile
+    from kit.rewards.dry_run import documented_range
 
     out = RunDir(out)
     read = sorted({c for columns in rewards.columns_needed().values() for c in columns if c != "prompt"})
     samples = SampleLogger(out.samples, cfg.monitor.sample_every, cfg.monitor.samples, cfg.seed, dataset, read)
-    health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window), out.diagnostics)
+    ranges = {r.name: documented_range(r.fn) for r in rewards.rewards}
+    health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window, ranges), out.diagnostics)
     callbacks = [MetricsFile(out.metrics), health] + ([samples] if cfg.monitor.samples else [])
     funcs = [CheckedReward(fn) for fn in rewards.funcs]  # a broken reward stops the run with one line
     if ranks.in_worker():  # every rank counts what it did; rank 0 writes it all to OUT/distributed.json
