@@ -1,7 +1,8 @@
 # Every target installs what it needs first (scripts/install.sh makes .venv on first use).
 #   make train RECIPE=gsm8k [MODEL=… STEPS=… CONFIG=file.yaml OUT=dir PROFILE=smoke|full DATA=file
 #                            SAVE=merged_16bit,gguf QUANT=q4_k_m,q8_0 RESUME=1 GPU=T4 FORCE=1 ARGS='grpo.beta=0.04'
-#                            NPROC=4 LAUNCHER=ddp|zero2|zero3|fsdp]   # NPROC: one process per GPU
+#                            NPROC=4 LAUNCHER=ddp|zero2|zero3|fsdp V=1]   # NPROC: one process per GPU;
+#                                                                    # V=1: every metric and warning
 #   make plan RECIPE=gsm8k [MODEL=… GPU=T4 CONFIG=file.yaml ARGS='grpo.num_generations=16']   # fits the GPU?
 #   make demo                 # CPU: a tiny model learns digit sums (SFT then GRPO), in a couple of minutes
 #   make demo-real [ARGS='seed=2']   # CPU: the real SmolLM2-135M-Instruct, SFT then GRPO with LoRA, ~13 minutes
@@ -28,7 +29,7 @@ train: $(STAMP)
 		$(if $(OUT),--out $(OUT)) $(if $(PROFILE),--profile $(PROFILE)) $(if $(DATA),--data $(DATA)) \
 		$(if $(SAVE),save.formats=[lora$(comma)$(SAVE)]) $(if $(QUANT),save.quant=[$(QUANT)]) \
 		$(if $(RESUME),--resume) $(if $(GPU),--gpu $(GPU)) $(if $(FORCE),--skip-plan) \
-		$(if $(NPROC),--num-processes $(NPROC)) $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(ARGS)
+		$(if $(NPROC),--num-processes $(NPROC)) $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(V),--verbose) $(ARGS)
 
 plan: $(STAMP)
 	$(PY) -m kit plan $(RECIPE) $(if $(MODEL),--model $(MODEL)) $(if $(GPU),--gpu $(GPU)) \

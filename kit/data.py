@@ -45,6 +45,19 @@ def load_table(source: str | None, hub_id: str, split: str, hub_config: str | No
         raise KitError(f"cannot read data file {path} as {kind}: {err}") from None
 
 
+def check_local_files(data: DataConfig, eval_path: str | None) -> None:
+    """The data files a run names exist and have a known type: checked first, before any heavy import, so a
+    typo in DATA= is said in a second rather than after a minute of loading."""
+    for what, source in (("data.path", data.path), ("eval.path", eval_path)):
+        if source in (None, SAMPLE_DATA):
+            continue
+        path = Path(source)
+        if path.suffix.lower() not in LOCAL_FORMATS:
+            raise KitError(f"{what}: data file {path} has an unknown type; use one of: {', '.join(LOCAL_FORMATS)}")
+        if not path.is_file():
+            raise KitError(f"{what}: data file {path} does not exist")
+
+
 def require_utf8(path: Path, chunk: int = 1 << 20) -> None:
     """Refuse a text file that is not UTF-8 before `datasets` reads it.
 

@@ -16,6 +16,7 @@ from kit.cli.parser import build_parser
 from kit.diskspace import disk_full_error, is_disk_full
 from kit.errors import Interrupted, KitError
 from kit.outputs import RunDir
+from kit.verbosity import set_verbose
 
 
 def cli_layer(args: argparse.Namespace) -> dict:
@@ -50,7 +51,9 @@ def resolved_config(recipe, file_layer: dict, layer: dict, gpu: bool):
 
 def train_command(args: argparse.Namespace) -> int:
     ranks.quiet_other_ranks()  # before the imports below, which print banners
+    set_verbose(args.verbose)
     from kit.config import read_yaml
+    from kit.data import check_local_files
     from kit.env import driver_problem, has_gpu
     from kit.plan.preflight import check_before_training
     from kit.recipe import load_recipe
@@ -66,6 +69,7 @@ def train_command(args: argparse.Namespace) -> int:
     if ranks.in_worker():  # started by a launcher: its process count is the truth
         layer.setdefault("launch", {})["num_processes"] = ranks.world_size()
     cfg = resolved_config(recipe, file_layer, layer, gpu=has_gpu())
+    check_local_files(cfg.data, cfg.eval.path)  # before the plan and the minute Unsloth takes to import
     plan = None if ranks.in_worker() else check_before_training(cfg, args.gpu, args.skip_plan)  # ranks: checked
     if cfg.launch.num_processes > 1 and not ranks.in_worker():
         from kit.launch.launcher import launch

@@ -31,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--launcher", choices=LAUNCHERS,
                        help="how the processes share the work: kit/launch/<launcher>.yaml (sets launch.launcher)")
     train.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.beta=0.04")
+    train.add_argument("-v", "--verbose", action="store_true",
+                       help="TRL's whole metrics dict every step and every library warning (default: one line a step)")
 
     export = commands.add_parser("export", help="convert a merged model to GGUF, quantize, verify in llama.cpp")
     export.add_argument("model_dir", help="a merged 16-bit model folder, e.g. outputs/<run>/merged")
@@ -56,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="talk to a model in the terminal, with the recipe's system prompt")
     chat.add_argument("model", nargs="?", help="merged model folder or hub id (default: the adapter's base)")
     chat.add_argument("--adapter", help="LoRA adapter folder")
-    chat.add_argument("--recipe", default="gsm8k", help="whose system prompt to use (default gsm8k)")
+    chat.add_argument("--recipe", help="whose system prompt to use (default: the run's, from run.yaml beside the "
+                      "model; else gsm8k)")
     chat.add_argument("--system", help="a system prompt of your own instead")
     chat.add_argument("--max-new-tokens", type=int, default=256)
     chat.add_argument("--temperature", type=float, default=0.0)

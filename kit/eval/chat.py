@@ -12,13 +12,21 @@ from kit.errors import KitError
 from kit.eval.generate import Sampling, generate
 from kit.models.inference import load_for_inference
 
+DEFAULT_RECIPE = "gsm8k"  # for a model that no kit run made
+
 
 def system_prompt(args: argparse.Namespace) -> str | None:
+    """--system, else the run's own (OUT/run.yaml beside the model: its data.system_prompt, else its recipe's),
+    else --recipe's, else gsm8k's."""
     if args.system:
         return args.system
+    from kit.eval.command import run_context
     from kit.recipe import load_recipe
 
-    recipe = load_recipe(args.recipe)
+    run = run_context(args.model, args.adapter)
+    if args.recipe is None and (run.get("data") or {}).get("system_prompt"):
+        return run["data"]["system_prompt"]
+    recipe = load_recipe(args.recipe or run.get("recipe") or DEFAULT_RECIPE)
     return getattr(recipe, "system_prompt", None)
 
 

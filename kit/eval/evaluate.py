@@ -46,12 +46,14 @@ def score(recipe: Recipe, rows, texts: list[str], tokenizer, name: str) -> EvalR
     """Each reward's mean over the completions, and the recipe's verdicts, from one call of each reward."""
     scoring = recipe.scoring or default_scoring(recipe.rewards)
     records = rows.to_list()
-    columns = {"prompts": list(rows["prompt"]), **{c: list(rows[c]) for c in rows.column_names if c != "prompt"}}
+    ids = [tokenizer(t, add_special_tokens=False).input_ids for t in texts]
+    columns = {"prompts": list(rows["prompt"]), **{c: list(rows[c]) for c in rows.column_names if c != "prompt"},
+               "completion_ids": ids}  # as TRL passes them, for rewards that count tokens
     completions = [[{"role": "assistant", "content": t}] for t in texts]
     computed = {r.fn: CheckedReward(r.fn).call(completions, columns, where=" in evaluation")
                 for r in recipe.rewards.rewards}
     verdicts = scoring.judge(completions, columns, computed)
-    lengths = [len(tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
+    lengths = [len(i) for i in ids]
     return EvalResult(
         name=name,
         n=len(texts),

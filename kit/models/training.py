@@ -18,11 +18,14 @@ from kit.config import ModelConfig
 from kit.errors import KitError
 from kit.models.names import resolve_model_name
 from kit.models.tokenizer import with_pad_token
+from kit.verbosity import quiet_libraries
+
+quiet_libraries()  # before Unsloth, which imports torchao and bitsandbytes
 
 os.environ.setdefault("UNSLOTH_DISABLE_STATISTICS", "1")  # no network calls at load time
-import unsloth  # noqa: F401, I001  (must come before trl / transformers trainers, so not sorted)
-import torch
-from unsloth import FastLanguageModel
+import unsloth  # noqa: F401, I001, E402  (must come before trl / transformers trainers, so not sorted)
+import torch  # noqa: E402
+from unsloth import FastLanguageModel  # noqa: E402
 
 
 def fast_inference_available(cfg: ModelConfig) -> bool:

@@ -23,6 +23,23 @@ GPUS: dict[str, float] = {
 }
 
 
+# CUDA compute capability: vLLM needs 7.0 or more (Volta and newer), so a P100 generates without it.
+COMPUTE_CAPABILITY: dict[str, float] = {
+    "T4": 7.5, "P100": 6.0, "L4": 8.9, "A10G": 8.6, "RTX3090": 8.6, "RTX4090": 8.9,
+    "A100-40GB": 8.0, "A100-80GB": 8.0, "H100": 9.0, "H200": 9.0,
+}
+VLLM_MIN_CAPABILITY = 7.0
+
+
+def compute_capability(name: str) -> float | None:
+    """A known GPU's compute capability, by its short name or one CUDA reports ('Tesla P100-PCIE-16GB')."""
+    key = name.upper().replace(" ", "")
+    if key in COMPUTE_CAPABILITY:
+        return COMPUTE_CAPABILITY[key]
+    known = [short for short in COMPUTE_CAPABILITY if short.split("-")[0] in key]
+    return COMPUTE_CAPABILITY[max(known, key=len)] if known else None
+
+
 def gpu_memory_gib(name: str) -> float:
     """A GPU's usable memory: a name from GPUS, or a size such as 16GB / 12GiB."""
     key = name.upper().replace(" ", "")

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from kit.config import RunConfig
-from kit.plan.gpus import GIB
+from kit.plan.gpus import GIB, VLLM_MIN_CAPABILITY, compute_capability
 from kit.plan.memory import (
     Estimate,
     Stack,
@@ -27,6 +27,7 @@ from kit.plan.shapes import ModelShape
 FITS, TIGHT, NO_FIT = "fits", "tight", "does not fit"
 HEADROOM = 0.9  # below 90% of the GPU: fits; the estimate is good to about +-25% on published setups
 CLEAR_MISS = 1.1  # above 110%: clearly does not fit, and `kit train` refuses it
+MAX_UTILIZATION = 0.95  # the most of a GPU worth giving vLLM: CUDA and the trainer need the rest
 VLLM_TERMS = ("CUDA context", "weights", "vLLM weights (second copy)", "vLLM activations", "vLLM CUDA graphs",
               "vLLM KV cache (minimum)")
 
@@ -76,8 +77,16 @@ def assess(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: S
     estimate = estimate_memory(cfg, shape, stack)
     plan = Plan(cfg, shape, gpu, gpu_gib, estimate, peak_on_gpu(cfg, estimate, gpu_gib))
     if cfg.model.fast_inference:
-        plan.problems += vllm_share_problems(cfg, shape, estimate, gpu_gib)
+        plan.problems += vllm_gpu_problems(gpu) + vllm_share_problems(cfg, shape, estimate, gpu_gib)
     return plan
+
+
+def vllm_gpu_problems(gpu: str) -> list[str]:
+    capability = compute_capability(gpu) if gpu else None
+    if capability is None or capability >= VLLM_MIN_CAPABILITY:
+        return []
+    return [f"vLLM needs compute capability {VLLM_MIN_CAPABILITY} or more and the {gpu} has {capability}: "
+            "set model.fast_inference=false (generation with transformers, slower)"]
 
 
 def make_plan(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: Stack = "unsloth") -> Plan:
@@ -94,14 +103,23 @@ def vllm_share_problems(cfg: RunConfig, shape: ModelShape, estimate: Estimate, g
     util = cfg.model.gpu_memory_utilization
     share, needed, rest = util * gpu_gib, vllm_share_needed(estimate), training_beyond_vllm(estimate)
     problems = []
-    if share < needed:
+    if needed > MAX_UTILIZATION * gpu_gib:
+        problems.append(f"vLLM alone needs {needed:.1f} GiB (the weights, its activations and one sequence of KV "
+                        f"cache), more than it can take of this GPU ({MAX_UTILIZATION} x {gpu_gib:.1f} GiB): "
+                        + smaller_weights_advice(cfg))
+    elif share < needed:
         problems.append(f"vLLM's share ({util:.2f} x {gpu_gib:.1f} = {share:.1f} GiB) cannot hold the weights, its "
                         f"activations and one sequence of KV cache ({needed:.1f} GiB): raise "
-                        f"model.gpu_memory_utilization to {round_up(needed / gpu_gib)} or more")
+                        f"model.gpu_memory_utilization to {round_up(needed / gpu_gib)}")
     if share + rest > CLEAR_MISS * gpu_gib and needed + rest <= HEADROOM * gpu_gib:
         problems.append(f"training needs {rest:.1f} GiB beside vLLM's share, and {gpu_gib - share:.1f} GiB is left: "
                         f"lower model.gpu_memory_utilization to {suggested_utilization(cfg, shape, estimate, gpu_gib)}")
     return problems
+
+
+def smaller_weights_advice(cfg: RunConfig) -> str:
+    first = "" if cfg.model.load_in_4bit else "load the weights in 4-bit (model.load_in_4bit=true), "
+    return f"{first}generate without vLLM (model.fast_inference=false), or choose a smaller model or a larger GPU"
 
 
 def suggested_utilization(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float) -> float:
@@ -110,7 +128,7 @@ def suggested_utilization(cfg: RunConfig, shape: ModelShape, estimate: Estimate,
     wanted = vllm_share_needed(estimate) + batch_kv
     ceiling = (HEADROOM * gpu_gib - training_beyond_vllm(estimate)) / gpu_gib
     low = vllm_share_needed(estimate) / gpu_gib
-    return round_up(min(max(wanted / gpu_gib, low), max(ceiling, low)))
+    return min(MAX_UTILIZATION, round_up(min(max(wanted / gpu_gib, low), max(ceiling, low))))
 
 
 # --- the largest settings that fit ----------------------------------------------------------------
@@ -152,11 +170,27 @@ def proposals(plan: Plan, stack: Stack) -> list[str]:
     lines.append(f"max_completion_length: up to {lengths}" if lengths
                  else "max_completion_length: even 64 tokens does not fit with the other settings")
     lines.append(batch_proposal(cfg, shape, gpu_gib, stack))
-    if cfg.model.fast_inference:
-        util = suggested_utilization(cfg, shape, plan.estimate, gpu_gib)
-        lines.append(f"gpu_memory_utilization: {util} (vLLM's share for the whole generation batch at once, "
-                     f"leaving training its room; now {cfg.model.gpu_memory_utilization})")
-    return lines
+    return [*four_bit_proposal(plan, stack), *lines]
+
+
+def four_bit_proposal(plan: Plan, stack: Stack) -> list[str]:
+    """A 16-bit LoRA run that does not fit: would the same run in 4-bit?"""
+    cfg = plan.cfg
+    if plan.verdict == FITS or cfg.model.load_in_4bit or cfg.model.full_finetuning:
+        return []
+    four_bit = cfg.model_copy(update={"model": cfg.model.model_copy(update={"load_in_4bit": True})})
+    trial = assess(four_bit, plan.shape, plan.gpu, plan.gpu_gib, stack)
+    if trial.verdict != FITS:
+        return [f"load_in_4bit: true would not be enough either ({trial.peak_gib:.1f} GiB)"]
+    return [f"load_in_4bit: true fits, about {trial.peak_gib:.1f} of {plan.gpu_gib:.1f} GiB (QLoRA: 4-bit weights, "
+            f"16-bit LoRA; the change that fits this model here)"]
+
+
+def vllm_share_line(plan: Plan) -> str:
+    cfg = plan.cfg
+    util = suggested_utilization(cfg, plan.shape, plan.estimate, plan.gpu_gib)
+    return (f"vLLM's share: gpu_memory_utilization {util} holds the whole generation batch at once and leaves "
+            f"training its room (now {cfg.model.gpu_memory_utilization})")
 
 
 def batch_proposal(cfg: RunConfig, shape: ModelShape, gpu_gib: float, stack: Stack) -> str:
@@ -192,7 +226,8 @@ def describe(plan: Plan) -> str:
     cfg, shape = plan.cfg, plan.shape
     lines = [f"memory plan: {cfg.model.name} ({shape.total_params / 1e9:.2f}B parameters, {shape.model_type}) "
              f"on {plan.gpu} ({plan.gpu_gib:.1f} GiB)",
-             f"  {settings_line(cfg)}", "",
+             f"  {settings_line(cfg)}",
+             *[f"  not counted: {note}" for note in shape.left_out], "",
              f"  {'term':<26} {'GiB':>7}  {'phase':<10} why"]
     for term in plan.estimate.terms:
         lines.append(f"  {term.name:<26} {term.gib:>7.2f}  {term.phase:<10} {term.why}")
@@ -207,4 +242,6 @@ def describe(plan: Plan) -> str:
     lines += [f"  problem: {p}" for p in plan.problems]
     lines += ["", "largest that fits on this GPU (one setting at a time, the others as they are):"]
     lines += [f"  {p}" for p in plan.proposals]
+    if cfg.model.fast_inference and not plan.problems:
+        lines += ["", vllm_share_line(plan)]
     return "\n".join(lines)

@@ -36,9 +36,16 @@ def plan_page(cfg: RunConfig, gpu: str | None, stack: str | None) -> tuple[str, 
     stack = stack or default_stack(cfg)
     plan = plan_for_run(cfg, gpu, stack)
     shape = read_shape(cfg.model.name)
-    others = [f"{name} {assess(cfg, shape, name, gib, stack).verdict}" for name, gib in GPUS.items()]
+    others = [f"{name} {short_verdict(assess(cfg, shape, name, gib, stack))}" for name, gib in GPUS.items()]
     lines += [describe(plan), f"\nother GPUs: {', '.join(others)}"]
     return "\n".join(lines), plan
+
+
+def short_verdict(plan: Plan) -> str:
+    """The verdict in a word or two; a GPU vLLM cannot run on says that rather than "does not fit"."""
+    if any("compute capability" in problem for problem in plan.problems):
+        return "needs model.fast_inference=false (too old for vLLM)"
+    return plan.verdict
 
 
 def default_stack(cfg: RunConfig) -> str:

@@ -32,6 +32,7 @@ class ModelShape:
     attention_bias: bool = False
     experts: int = 1  # mixture-of-experts: experts per layer
     experts_per_token: int = 1
+    left_out: tuple[str, ...] = ()  # what the config holds that this shape does not count, in words
 
     @property
     def q_dim(self) -> int:
@@ -84,13 +85,16 @@ class ModelShape:
 
 
 def shape_from_config(config: dict) -> ModelShape:
-    """The shape from a config.json mapping; multimodal configs contribute their text model."""
-    text = config.get("text_config") or config
+    """The shape from a config.json mapping, with the defaults transformers fills in for what the file leaves
+    out (published Gemma 3 configs name 6 of their text model's keys). Multimodal configs contribute their
+    text model; what else they hold (a vision tower) is named in `left_out`, not counted."""
+    filled, note = with_defaults(config)
+    text = filled.get("text_config") or filled
     try:
         hidden, heads = text["hidden_size"], text["num_attention_heads"]
         experts = text.get("num_local_experts") or text.get("num_experts") or 1
         return ModelShape(
-            model_type=text.get("model_type") or config.get("model_type", "unknown"),
+            model_type=text.get("model_type") or filled.get("model_type", "unknown"),
             hidden=hidden,
             layers=text["num_hidden_layers"],
             intermediate=(text.get("moe_intermediate_size") if experts > 1 else None) or text["intermediate_size"],
@@ -98,14 +102,42 @@ def shape_from_config(config: dict) -> ModelShape:
             kv_heads=text.get("num_key_value_heads") or heads,
             head_dim=text.get("head_dim") or hidden // heads,
             vocab=text["vocab_size"],
-            tied_embeddings=bool(config.get("tie_word_embeddings", text.get("tie_word_embeddings", False))),
+            tied_embeddings=bool(filled.get("tie_word_embeddings", text.get("tie_word_embeddings", False))),
             attention_bias=bool(text.get("attention_bias", text.get("model_type") == "qwen2")),
             experts=experts,
             experts_per_token=text.get("num_experts_per_tok") or 1,
+            left_out=tuple(filter(None, [note, *towers_left_out(filled)])),
         )
     except KeyError as missing:
         raise KitError(f"config.json has no {missing} key: the planner reads decoder-only transformer configs "
                        f"(Llama, Qwen, Mistral, Gemma, Phi-3 and the like)") from None
+
+
+def with_defaults(config: dict) -> tuple[dict, str | None]:
+    """config.json as transformers reads it: its config class fills every key the file leaves out. A
+    model_type transformers does not know is read as written, and said."""
+    from transformers import AutoConfig
+
+    model_type = config.get("model_type")
+    try:
+        filled = AutoConfig.for_model(model_type, **{k: v for k, v in config.items() if k != "model_type"})
+    except (ValueError, KeyError, TypeError):
+        return config, f"model_type '{model_type}' is unknown to transformers: config.json read as written"
+    return filled.to_dict(), None
+
+
+def towers_left_out(config: dict) -> list[str]:
+    """Sub-models beside the text model (a vision or audio tower): loaded with it, not in this estimate."""
+    notes = []
+    for key in ("vision_config", "audio_config"):
+        tower = config.get(key)
+        if isinstance(tower, dict) and tower.get("hidden_size") and tower.get("num_hidden_layers"):
+            h, layers = tower["hidden_size"], tower["num_hidden_layers"]
+            params = layers * (4 * h * h + 2 * h * tower.get("intermediate_size", 4 * h))
+            notes.append(f"{key.split('_')[0]} tower ({tower.get('model_type', 'unknown')}, about {params / 1e9:.2f}B "
+                         f"parameters, {2 * params / 2**30:.2f} GiB in 16-bit) is not counted: text training "
+                         "leaves it frozen, but a multimodal loader keeps it in memory")
+    return notes
 
 
 def read_shape(name: str) -> ModelShape:

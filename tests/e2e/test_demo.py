@@ -11,7 +11,7 @@ import json
 import pytest
 
 from kit.monitor.metrics import read_metrics
-from tests.e2e.cli import kit_train
+from tests.e2e.cli import HANG_GUARD_S, kit_train
 
 pytestmark = pytest.mark.slow
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 def test_shortened_demo_learns(tmp_path):
     out = tmp_path / "demo"
     result = kit_train("digit_sum", "--config", "configs/demo_cpu.yaml", "--out", out, "grpo.max_steps=150",
-                       "save.formats=[merged_16bit]", timeout=900)
+                       "save.formats=[merged_16bit]", timeout=HANG_GUARD_S)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     steps = [m for m in read_metrics(out / "metrics.jsonl") if m.get("stage") == "grpo" and "reward" in m]
     assert len(steps) == 150

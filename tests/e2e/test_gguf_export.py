@@ -10,13 +10,14 @@ import pytest
 
 from kit.errors import KitError
 from tests.conftest import REPO
+from tests.e2e.cli import HANG_GUARD_S
 
 pytestmark = pytest.mark.slow
 
 
 def kit_export(*args):
     return subprocess.run([sys.executable, "-m", "kit", "export", *map(str, args)], cwd=REPO, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=600, check=False)
+                          capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
 
 
 def run_folder(tmp_path, architecture):

@@ -10,6 +10,7 @@ import torch
 
 from bench.gpu_check import CHECKS, PASS, SKIP
 from tests.conftest import REPO
+from tests.e2e.cli import HANG_GUARD_S
 
 pytestmark = pytest.mark.slow
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.slow
 def test_the_tiny_check_on_this_cpu(tmp_path):
     out = tmp_path / "gpu_check.json"
     result = subprocess.run([sys.executable, "bench/gpu_check.py", "--shape", "tiny", "--out", str(out)], cwd=REPO,
-                            capture_output=True, text=True, timeout=900)
+                            capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     record = json.loads(out.read_text())
     checks = {c["name"]: c for c in record["checks"]}

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from kit.monitor.metrics import read_metrics
-from tests.e2e.cli import check_run_layout, kit_train, make, plain_generate
+from tests.e2e.cli import HANG_GUARD_S, check_run_layout, kit_train, make, plain_generate
 
 pytestmark = pytest.mark.slow
 
@@ -15,7 +15,7 @@ STEPS = 2
 PER_RANK, NUM_GENERATIONS = 4, 4
 
 
-def make_train(*variables, timeout=600):
+def make_train(*variables, timeout=HANG_GUARD_S):
     return make("train", *variables, timeout=timeout)
 
 

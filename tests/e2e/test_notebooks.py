@@ -9,6 +9,7 @@ import nbformat
 import pytest
 
 from tests.conftest import REPO
+from tests.e2e.cli import HANG_GUARD_S
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
@@ -48,7 +49,8 @@ def test_notebook_runs_top_to_bottom_in_the_smoke_profile(path, tmp_path, monkey
     parameters = next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
     parameters.source = smoke_parameters(tmp_path / "run")
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    NotebookClient(notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}).execute()
+    NotebookClient(notebook, timeout=HANG_GUARD_S, kernel_name="python3",
+                            resources={"metadata": {"path": str(REPO)}}).execute()
     text = "\n".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
     assert "verdict: fits" in text, "the plan cell printed no verdict"
     assert (tmp_path / "run" / "merged").is_dir() and list((tmp_path / "run" / "gguf").glob("*.Q8_0.gguf"))
@@ -67,7 +69,8 @@ def test_a_failed_training_cell_stops_run_all(tmp_path):
     out = tmp_path / "used"
     (out / "old").mkdir(parents=True)  # kit train refuses a folder that already holds something
     parameters.source = smoke_parameters(out)
-    client = NotebookClient(notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(REPO)}})
+    client = NotebookClient(notebook, timeout=HANG_GUARD_S, kernel_name="python3",
+                            resources={"metadata": {"path": str(REPO)}})
     with pytest.raises(CellExecutionError, match="training failed \\(exit code 2\\)"):
         client.execute()
 
@@ -83,7 +86,8 @@ def test_a_failed_install_stops_run_all(tmp_path):
     not_a_project.mkdir()
     parameters.source = smoke_parameters(tmp_path / "run").replace("INSTALL = False", "INSTALL = True").replace(
         f'KIT_DIR = "{REPO}"', f'KIT_DIR = "{not_a_project}"')
-    client = NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(REPO)}})
+    client = NotebookClient(notebook, timeout=HANG_GUARD_S, kernel_name="python3",
+                            resources={"metadata": {"path": str(REPO)}})
     with pytest.raises(CellExecutionError, match="the install failed \\(exit code 1\\)"):
         client.execute()
     assert not (tmp_path / "run").exists(), "cells after the install ran"

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from kit.models import smollm2
-from tests.e2e.cli import kit, plain_generate
+from tests.e2e.cli import HANG_GUARD_S, kit, plain_generate
 
 pytestmark = pytest.mark.slow
 # kit() passes the rest of the environment, KIT_CACHE (the tests' cache) included
@@ -63,7 +63,8 @@ def test_kit_chat_answers_with_the_real_model(run):
 
     out, _ = run
     result = subprocess.run([sys.executable, "-m", "kit", "chat", str(out / "merged"), "--recipe", "digit_sum"],
-                            input="What is 2 plus 3?\n/exit\n", cwd=REPO, capture_output=True, text=True, timeout=300,
+                            input="What is 2 plus 3?\n/exit\n", cwd=REPO, capture_output=True, text=True,
+                            timeout=HANG_GUARD_S,
                             env={**os.environ, **OFFLINE})
     assert result.returncode == 0, result.stderr[-3000:]
     reply = next(line for line in result.stdout.splitlines() if line.startswith("you> model> "))
@@ -132,7 +133,7 @@ def test_sigterm_and_resume_on_the_real_model(tmp_path):
     process = start("digit_sum", out, "--model", smollm2.ALIAS)
     wait_for_step(out, 2, process)
     process.send_signal(signal.SIGTERM)
-    stdout, stderr = process.communicate(timeout=300)
+    stdout, stderr = process.communicate(timeout=HANG_GUARD_S)
     assert process.returncode == 130, stdout[-2000:] + stderr[-2000:]
     resumed = kit("train", "digit_sum", "--out", str(out), "--resume",
                   env_extra=OFFLINE)

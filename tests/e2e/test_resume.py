@@ -18,7 +18,7 @@ from safetensors.torch import load_file
 from kit.monitor.metrics import read_metrics
 from tests.conftest import COUNT_RECIPE, REPO
 from tests.e2e import cli
-from tests.e2e.cli import plain_generate
+from tests.e2e.cli import HANG_GUARD_S, plain_generate
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +33,7 @@ def start(recipe, out, *extra):
                             text=True)
 
 
-def wait_for_step(out, step, process, timeout=600):
+def wait_for_step(out, step, process, timeout=HANG_GUARD_S):
     deadline = time.time() + timeout
     while time.time() < deadline:
         path = out / "metrics.jsonl"
@@ -51,7 +51,7 @@ def test_sigterm_saves_and_resume_finishes(tmp_path):
     process = start(recipe, out)
     wait_for_step(out, 3, process)
     process.send_signal(signal.SIGTERM)
-    stdout, stderr = process.communicate(timeout=300)
+    stdout, stderr = process.communicate(timeout=HANG_GUARD_S)
     assert process.returncode == 130, stdout[-2000:] + stderr[-2000:]
     assert "SIGTERM received: saving a checkpoint" in stdout and "--resume" in stderr
     checkpoints = sorted((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
@@ -60,7 +60,7 @@ def test_sigterm_saves_and_resume_finishes(tmp_path):
     interrupted = load_file(checkpoints[-1] / "adapter_model.safetensors")
 
     resumed = subprocess.run([sys.executable, "-m", "kit", "train", str(recipe), "--out", str(out), "--resume"],
-                             cwd=REPO, env=dict(os.environ), capture_output=True, text=True, timeout=600)
+                             cwd=REPO, env=dict(os.environ), capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
     assert f"resume: continuing GRPO from {checkpoints[-1]}" in resumed.stdout
     steps = [m["step"] for m in read_metrics(out / "metrics.jsonl") if "reward" in m]
@@ -79,7 +79,7 @@ def kit_train(recipe, out, *extra, env_extra=None):
     return cli.kit_train(recipe, "--out", out, *extra, env_extra=env_extra)
 
 
-def wait_for(path, process, timeout=600):
+def wait_for(path, process, timeout=HANG_GUARD_S):
     deadline = time.time() + timeout
     while not path.exists():
         assert time.time() < deadline, f"{path} never appeared"

@@ -8,7 +8,7 @@ import pytest
 
 from kit.monitor.metrics import read_metrics
 from tests.conftest import COUNT_RECIPE, REPO
-from tests.e2e.cli import check_run_layout, kit, plain_generate
+from tests.e2e.cli import HANG_GUARD_S, check_run_layout, kit, plain_generate
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +39,7 @@ def test_smoke_train_cli_end_to_end(tmp_path):
 
     chat = subprocess.run([sys.executable, "-m", "kit", "chat", str(out / "merged"), "--max-new-tokens", "8"],
                           cwd=REPO, input="What is 2 plus 3?\n/reset\n/exit\n", capture_output=True, text=True,
-                          timeout=300)
+                          timeout=HANG_GUARD_S)
     assert chat.returncode == 0, chat.stderr[-2000:]
     assert "system: Respond in the following format" in chat.stdout and chat.stdout.count("model> ") == 1
 

@@ -128,3 +128,14 @@ def test_options_reach_the_loader_and_the_generator(monkeypatch, capsys):
     [call] = session.calls
     assert call["sampling"] == Sampling(max_new_tokens=32, temperature=0.7)
     assert call["lora_request"] == "its adapter" and call["progress"] is False  # no progress bar in a chat
+
+
+def test_a_model_from_a_run_gets_that_runs_system_prompt(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)  # chat() opens "merged": tmp_path/merged, with tmp_path/run.yaml beside it
+    (tmp_path / "merged").mkdir()
+    (tmp_path / "run.yaml").write_text("recipe: math_think\ndata:\n  system_prompt: null\n")
+    session = chat(monkeypatch, capsys, "1+1?\n")
+    assert session.prompts[0][0] == {"role": "system", "content": load_recipe("math_think").system_prompt}
+    (tmp_path / "run.yaml").write_text("recipe: addition\ndata:\n  system_prompt: Reply with <answer>N</answer>.\n")
+    assert chat(monkeypatch, capsys, "1+1?\n").prompts[0][0]["content"] == "Reply with <answer>N</answer>."
+    assert chat(monkeypatch, capsys, "1+1?\n", "--recipe", "gsm8k").prompts[0][0]["content"] == GSM8K_SYSTEM

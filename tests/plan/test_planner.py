@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from kit.plan.planner import FITS, NO_FIT, describe, fits, make_plan, with_settings
@@ -61,3 +63,43 @@ def test_the_description_names_every_term_and_the_verdict():
     for term in p.estimate.terms:
         assert term.name in text
     assert f"verdict: {p.verdict}" in text and "largest that fits" in text
+
+
+POPULAR = ["Llama-3.1-8B-Instruct", "Qwen3-4B", "Phi-4-mini-instruct", "gemma-3-4b-it"]
+
+
+@pytest.mark.parametrize("model", POPULAR)
+def test_popular_models_in_4bit_fit_a_t4_with_the_default_recipe(model):
+    p = plan(model)  # gsm8k's full profile: 4-bit, LoRA r=16, vLLM
+    assert p.verdict == FITS, describe(p)
+
+
+def test_a_16_bit_model_that_does_not_fit_is_told_that_4_bit_does():
+    p = plan(LLAMA, model={"load_in_4bit": False})
+    assert p.refused
+    assert p.proposals[0].startswith("load_in_4bit: true fits"), p.proposals
+    assert any("model.load_in_4bit=true" in problem for problem in p.problems), p.problems
+    assert not any(line.startswith("load_in_4bit") for line in plan(LLAMA).proposals)  # already 4-bit
+
+
+@pytest.mark.parametrize("model", POPULAR + [QWEN])
+@pytest.mark.parametrize("gpu, gib", [("T4", 14.7), ("L4", 22.0), ("A100-80GB", 79.2), ("8GB", 7.45)])
+@pytest.mark.parametrize("util", [0.1, 0.3, 0.6, 0.9])
+def test_no_advice_sets_gpu_memory_utilization_outside_its_range(model, gpu, gib, util):
+    p = plan(model, gpu=gpu, gib=gib, model={"gpu_memory_utilization": util, "load_in_4bit": False})
+    text = describe(p)
+    advised = [float(v) for v in re.findall(r"gpu_memory_utilization(?: to| ) ?([0-9.]+)", text)]
+    assert all(0 < v <= 0.95 for v in advised), text
+
+
+def test_a_gpu_too_old_for_vllm_is_told_to_generate_without_it():
+    p = plan(QWEN, gpu="P100", gib=15.9)
+    assert p.refused and any("compute capability 7.0" in problem and "model.fast_inference=false" in problem
+                             for problem in p.problems), p.problems
+    assert plan(QWEN, gpu="P100", gib=15.9, model={"fast_inference": False}).verdict == FITS
+    assert not plan(QWEN, gpu="Tesla T4", gib=14.7).problems  # the name CUDA reports
+
+
+def test_what_the_plan_leaves_out_is_said():
+    text = describe(plan("gemma-3-4b-it"))
+    assert "not counted: vision tower (siglip_vision_model" in text

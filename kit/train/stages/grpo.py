@@ -89,6 +89,7 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     """TRL's GRPOTrainer with the kit's callbacks: metrics file, health checks, samples, per-rank counts."""
     from trl import GRPOTrainer
 
+    from kit.monitor.console import use_step_lines
     from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger
     from kit.monitor.metrics import MetricsFile
     from kit.rewards.dry_run import documented_range
@@ -108,6 +109,7 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=funcs, args=args,
                           train_dataset=dataset, callbacks=callbacks)
     samples.trainer = trainer
+    use_step_lines(trainer, "grpo")  # one line a step; the whole dict is in metrics.jsonl (and shown with -v)
     return trainer
 
 

@@ -51,6 +51,7 @@ def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, rewards, args,
     """Train the warm start in place; returns the trainer (its save_model gathers sharded weights)."""
     from trl import SFTTrainer
 
+    from kit.monitor.console import use_step_lines
     from kit.monitor.metrics import MetricsFile
 
     per_step = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps * cfg.launch.num_processes
@@ -58,5 +59,6 @@ def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, rewards, args,
     callbacks = [MetricsFile(out.metrics, stage="sft")] + ([stopper] if stopper else [])
     trainer = SFTTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=sft_dataset(recipe, rows),
                          callbacks=callbacks)
+    use_step_lines(trainer, "sft")
     trainer.train()
     return trainer
