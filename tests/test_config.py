@@ -178,3 +178,38 @@ def test_several_processes_refuse_4bit_weights_with_vllm(model, extra, refused):
     else:
         build_config(layers)
     build_config([{"model": model, "grpo": {"extra": extra}}])  # one process: Unsloth's path, allowed
+
+
+def test_a_misspelt_key_does_not_hide_the_rules_across_fields():
+    with pytest.raises(KitError) as err:
+        build_config([{"grpo": {"learnin_rate": 1e-5, "per_device_train_batch_size": 1,
+                                "gradient_accumulation_steps": 4, "num_generations": 8}}])
+    message = str(err.value)
+    assert "2 problem(s)" in message, message
+    assert "grpo.learnin_rate: unknown key" in message and "not a multiple of num_generations (8)" in message
+
+
+def test_trl_knobs_are_settings_with_trls_values():
+    cfg = build_config([{"grpo": {"loss_type": "dr_grpo", "scale_rewards": "none", "epsilon_high": 0.28,
+                                  "mask_truncated_completions": True, "num_iterations": 2,
+                                  "chat_template_kwargs": {"enable_thinking": False}}}])
+    assert cfg.grpo.loss_type == "dr_grpo" and cfg.grpo.chat_template_kwargs == {"enable_thinking": False}
+    with pytest.raises(KitError, match=r"grpo\.loss_type: Input should be 'grpo', 'dr_grpo', 'dapo'"):
+        build_config([{"grpo": {"loss_type": "ppo"}}])
+
+
+def test_extra_keys_are_checked_against_trl_when_the_config_is_read():
+    with pytest.raises(KitError) as err:
+        build_config([{"grpo": {"extra": {"top_pp": 0.9, "loss_type": "grpo", "vllm_mode": "server"}},
+                       "sft": {"extra": {"packing": True, "pakcing_strategy": "bfd"}}}])
+    message = str(err.value)
+    assert "grpo.extra.top_pp: not a GRPOConfig setting in TRL 1.15.0 (did you mean 'top_p'?)" in message
+    assert "grpo.extra.loss_type: set it as grpo.loss_type, not in extra" in message
+    assert "sft.extra.pakcing_strategy: not a SFTConfig setting in TRL 1.15.0 (did you mean 'packing_strategy'?)" \
+        in message
+    assert "vllm_mode" not in message and "sft.extra.packing:" not in message
+
+
+def test_vllm_standby_needs_vllm():
+    with pytest.raises(KitError, match="model.vllm_standby .* model.fast_inference is false"):
+        build_config([{"model": {"vllm_standby": True, "fast_inference": False}}])

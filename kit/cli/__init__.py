@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -79,6 +80,8 @@ def train_command(args: argparse.Namespace) -> int:
 
 
 def train_here(cfg, recipe, resume: bool, plan) -> int:
+    if cfg.model.vllm_standby:  # read by Unsloth when it is imported, which the next line does
+        os.environ["UNSLOTH_VLLM_STANDBY"] = "1"
     from kit.train.run import run_training
 
     try:

@@ -64,12 +64,35 @@ def build_config(layers: list[dict]) -> RunConfig:
     try:
         return RunConfig.model_validate(merged)
     except ValidationError as err:
-        raise KitError(format_validation_error(err)) from None
+        raise KitError(format_validation_error(err, hidden_rule_errors(merged, err))) from None
 
 
-def format_validation_error(err: ValidationError) -> str:
-    lines = []
+def hidden_rule_errors(merged: dict, err: ValidationError) -> list[dict]:
+    """The rules across fields that pydantic never reached because a field failed: checked again with the
+    failing keys left out (their defaults in their place), so every problem is reported in one go."""
+    if all(not e["loc"] for e in err.errors()):  # the rules themselves failed: nothing was hidden
+        return []
+    trimmed = copy.deepcopy(merged)
     for e in err.errors():
+        _drop(trimmed, e["loc"])
+    try:
+        RunConfig.model_validate(trimmed)
+    except ValidationError as again:
+        return [e for e in again.errors() if e["type"] == "value_error"]
+    return []
+
+
+def _drop(tree: dict, loc: tuple) -> None:
+    node = tree
+    for part in loc[:-1]:
+        node = node.get(part) if isinstance(node, dict) else None
+    if isinstance(node, dict) and loc:
+        node.pop(loc[-1], None)
+
+
+def format_validation_error(err: ValidationError, more: list[dict] = ()) -> str:
+    lines = []
+    for e in [*err.errors(), *more]:
         key = ".".join(str(p) for p in e["loc"])
         if e["type"] == "extra_forbidden":
             lines.append(f"  {key}: unknown key{_did_you_mean(e['loc'])}")

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import difflib
+
 from kit.config.formats import format_problems
+from kit.config.trl_fields import GRPO_CONFIG_FIELDS, SFT_CONFIG_FIELDS, TRL_VERSION
 
 if TYPE_CHECKING:
     from kit.config.schema import GRPOSection, RunConfig
@@ -22,9 +25,25 @@ def cross_field_problems(cfg: RunConfig) -> list[str]:
     """Every rule that spans fields, each broken one as a sentence naming the keys and the fix."""
     problems = batch_problems(cfg) + model_problems(cfg) + multi_process_vllm_problems(cfg)
     problems += stage_and_save_problems(cfg) + launcher_problems(cfg)
+    problems += extra_problems("grpo", cfg.grpo, "GRPOConfig", GRPO_CONFIG_FIELDS)
+    problems += extra_problems("sft", cfg.sft, "SFTConfig", SFT_CONFIG_FIELDS)
     for name, weight in cfg.rewards.items():
         if weight < 0:
             problems.append(f"rewards.{name}: weight {weight} is negative; use 0 to drop a reward")
+    return problems
+
+
+def extra_problems(name: str, section, trl_class: str, trl_fields: frozenset) -> list[str]:
+    """`grpo.extra` / `sft.extra` keys that TRL's config class does not have, or that have a setting of their own."""
+    problems = []
+    own = set(type(section).model_fields) - {"extra"}
+    for key in sorted(section.extra):
+        if key in own:
+            problems.append(f"{name}.extra.{key}: set it as {name}.{key}, not in extra")
+        elif key not in trl_fields:
+            close = difflib.get_close_matches(key, sorted(trl_fields | own), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            problems.append(f"{name}.extra.{key}: not a {trl_class} setting in TRL {TRL_VERSION}{hint}")
     return problems
 
 
@@ -59,6 +78,12 @@ def model_problems(cfg: RunConfig) -> list[str]:
         # Unsloth sends full fine-tuning to FastModel, which raises NotImplementedError for vLLM
         problems.append("model.full_finetuning with model.fast_inference: Unsloth's vLLM generation serves LoRA "
                         "adapters only; set model.fast_inference=false (generation with transformers), or train LoRA")
+    if cfg.model.vllm_standby and not cfg.model.fast_inference:
+        problems.append("model.vllm_standby frees vLLM's memory between generations, and model.fast_inference is "
+                        "false (no vLLM); set model.fast_inference=true or drop vllm_standby")
+    if cfg.grpo.loss_type == "luspo" and cfg.grpo.extra.get("importance_sampling_level") != "sequence":
+        problems.append("grpo.loss_type luspo is a sequence-level loss: set grpo.extra.importance_sampling_level="
+                        "sequence, or choose another loss_type")
     return problems
 
 

@@ -17,6 +17,7 @@ from kit.errors import KitError
 # read them back through `choices` (PROFILES, LAUNCHERS, SAVE_FORMATS below), so there is one list of each.
 Profile = Literal["auto", "smoke", "full"]
 Launcher = Literal["ddp", "zero2", "zero3", "fsdp"]
+LossType = Literal["grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo"]  # TRL 1.15's
 SaveFormatName = Literal[FORMAT_NAMES]  # one entry per save format in kit/config/formats.py
 
 
@@ -42,6 +43,8 @@ class ModelConfig(Section):
     )
     gradient_checkpointing: Literal["unsloth", "true", "false"] = "unsloth"  # unsloth: offloaded, least memory
     full_finetuning: bool = False  # train every weight instead of LoRA (small models; the CPU demo)
+    vllm_standby: bool = False  # GPU: vLLM's memory is released while training runs (Unsloth standby; TRL's
+    # vLLM sleep mode with NPROC > 1): more room for training, a little time per step to wake it
 
 
 class DataConfig(Section):
@@ -66,6 +69,14 @@ class GRPOSection(Section):
     num_train_epochs: float = Field(1.0, gt=0)
     beta: float = Field(0.0, ge=0)  # KL weight; 0 (TRL's default) loads no reference model
     temperature: float = Field(1.0, gt=0)
+    # The loss, as TRL names it; TRL's defaults (tests/config/test_trl_fields.py keeps them in step with TRL).
+    loss_type: LossType = "dapo"  # dapo: tokens weighted alike across the batch, no length bias; grpo: the paper's
+    scale_rewards: Literal["group", "batch", "none"] = "group"  # none: Dr. GRPO's choice, no question-difficulty bias
+    mask_truncated_completions: bool = False  # true: cut-off completions leave the loss (DAPO); pair with a length cap
+    epsilon: float = Field(0.2, gt=0)  # clip range of the policy ratio
+    epsilon_high: float | None = Field(None, gt=0)  # upper clip (DAPO's clip-higher uses 0.28); None: epsilon
+    num_iterations: int = Field(1, gt=0)  # optimizer passes over each generated batch: >1 reuses the rollouts
+    chat_template_kwargs: dict[str, Any] | None = None  # e.g. {enable_thinking: false} for Qwen3; evaluation too
     lr_scheduler_type: str = "cosine"
     warmup_steps: int = Field(0, ge=0)
     weight_decay: float = Field(0.1, ge=0)

@@ -51,7 +51,8 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
         print(f"eval: code rewards run in the sandbox: {sandbox}")
     tokens = max_new_tokens or (run.get("grpo") or {}).get("max_completion_length") or \
         recipe.defaults.get("grpo", {}).get("max_completion_length", DEFAULT_COMPLETION_TOKENS)
-    sampling = Sampling(max_new_tokens=tokens)
+    template_options = (run.get("grpo") or {}).get("chat_template_kwargs") or {}  # the run's, e.g. enable_thinking
+    sampling = Sampling(max_new_tokens=tokens, chat_template_kwargs=template_options)
     print(f"eval: {len(rows)} prompts from {data or 'the hub'} ({split}), up to {tokens} new tokens, greedy")
     results = []
     if baseline:

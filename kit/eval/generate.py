@@ -14,7 +14,7 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from tqdm.auto import tqdm
@@ -29,10 +29,12 @@ class Sampling:
     top_p: float = 1.0
     seed: int = 0
     min_new_tokens: int = 0  # benchmarks set it = max_new_tokens, so every run generates the same length
+    chat_template_kwargs: dict = field(default_factory=dict)  # as in training: grpo.chat_template_kwargs
 
 
-def render(tokenizer, prompts: list[list[dict]]) -> list[str]:
-    return [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in prompts]
+def render(tokenizer, prompts: list[list[dict]], chat_template_kwargs: dict | None = None) -> list[str]:
+    return [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True, **(chat_template_kwargs or {}))
+            for p in prompts]
 
 
 def uses_vllm(model) -> bool:
@@ -75,14 +77,15 @@ def generate_vllm(model, tokenizer, prompts, sampling: Sampling, lora_request=No
 
     params = SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p, seed=sampling.seed,
                             max_tokens=sampling.max_new_tokens, min_tokens=sampling.min_new_tokens)
-    outputs = model.fast_generate(render(tokenizer, prompts), sampling_params=params, lora_request=lora_request)
+    texts = render(tokenizer, prompts, sampling.chat_template_kwargs)
+    outputs = model.fast_generate(texts, sampling_params=params, lora_request=lora_request)
     return [output.outputs[0].text for output in outputs]
 
 
 def generate_hf(model, tokenizer, prompts, sampling: Sampling, batch_size: int, progress: bool) -> list[str]:
     import torch
 
-    texts = render(tokenizer, prompts)
+    texts = render(tokenizer, prompts, sampling.chat_template_kwargs)
     side, tokenizer.padding_side = tokenizer.padding_side, "left"  # generation continues at the right edge
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     torch.manual_seed(sampling.seed)

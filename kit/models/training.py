@@ -52,6 +52,8 @@ def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
         return load_with_peft(cfg, seed, sharded)
     fast = fast_inference_available(cfg)
     extra = {"gpu_memory_utilization": cfg.gpu_memory_utilization, "max_lora_rank": cfg.lora_rank} if fast else {}
+    if fast and cfg.vllm_standby:  # UNSLOTH_VLLM_STANDBY=1 was set before Unsloth's import (kit.cli)
+        extra["unsloth_vllm_standby"] = True
     try:
         model, tokenizer = FastLanguageModel.from_pretrained(
             model_name=resolve_model_name(cfg.name),

@@ -57,7 +57,8 @@ def rank_settings(cfg: RunConfig) -> dict:
     if loader.fast_inference_available(cfg.model):
         settings |= {"use_vllm": True, "vllm_mode": "colocate",
                      "vllm_gpu_memory_utilization": cfg.model.gpu_memory_utilization,  # the plan checks this share
-                     "vllm_max_model_length": cfg.model.max_seq_length}  # not the model's whole context
+                     "vllm_max_model_length": cfg.model.max_seq_length,  # not the model's whole context
+                     "vllm_enable_sleep_mode": cfg.model.vllm_standby}
     return settings
 
 
