@@ -7,9 +7,8 @@ schema back would make the two modules import each other (the names below are fo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import difflib
+from typing import TYPE_CHECKING
 
 from kit.config.formats import format_problems
 from kit.config.trl_fields import GRPO_CONFIG_FIELDS, SFT_CONFIG_FIELDS, TRL_VERSION
