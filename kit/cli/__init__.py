@@ -147,6 +147,16 @@ def eval_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def push_command(args: argparse.Namespace) -> int:
+    from kit.export.hub import TOKEN_NAME, hub_token, push_run
+
+    token = hub_token()
+    if not token:
+        raise KitError(f"no hub token: set {TOKEN_NAME} to a token with write access, or run `hf auth login`")
+    print(push_run(Path(args.out), args.repo, token, private=args.private))
+    return 0
+
+
 def chat_command(args: argparse.Namespace) -> int:
     from kit.eval.chat import chat_loop
 
@@ -174,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: a multi-process run passes it on
     try:
         commands = {"train": train_command, "export": export_command, "rewards": rewards_command,
-                    "eval": eval_command, "chat": chat_command, "plan": plan_command}
+                    "eval": eval_command, "chat": chat_command, "plan": plan_command,
+                    "push": push_command}
         return commands[args.command](args)
     except KitError as err:
         close_progress_bars()

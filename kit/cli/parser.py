@@ -55,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json",
                           help="where to write the results (default: eval-<model>-<split>.json in the run folder)")
 
+    push = commands.add_parser("push", help="upload a run to the Hugging Face hub: merged model, adapter, GGUFs, "
+                               "its record and a model card")
+    push.add_argument("out", help="the run's folder (OUT)")
+    push.add_argument("--repo", required=True, help="the model repository, e.g. your-name/qwen-gsm8k-grpo")
+    push.add_argument("--private", action="store_true", help="create the repository private")
+
     chat = commands.add_parser("chat", help="talk to a model in the terminal, with the recipe's system prompt")
     chat.add_argument("model", nargs="?", help="merged model folder or hub id (default: the adapter's base)")
     chat.add_argument("--adapter", help="LoRA adapter folder")
