@@ -23,17 +23,19 @@ $(STAMP): pyproject.toml scripts/install.sh
 
 install: $(STAMP)
 
+# Only the options that are set, so make echoes one clean command line.
+TRAIN_OPTIONS = $(strip $(if $(MODEL),--model $(MODEL)) $(if $(STEPS),--steps $(STEPS)) \
+	$(if $(CONFIG),--config $(CONFIG)) $(if $(OUT),--out $(OUT)) $(if $(PROFILE),--profile $(PROFILE)) \
+	$(if $(DATA),--data $(DATA)) $(if $(SAVE),save.formats=[lora$(comma)$(SAVE)]) $(if $(QUANT),save.quant=[$(QUANT)]) \
+	$(if $(RESUME),--resume) $(if $(GPU),--gpu $(GPU)) $(if $(FORCE),--skip-plan) \
+	$(if $(NPROC),--num-processes $(NPROC)) $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(V),--verbose) $(ARGS))
+PLAN_OPTIONS = $(strip $(if $(MODEL),--model $(MODEL)) $(if $(GPU),--gpu $(GPU)) $(if $(CONFIG),--config $(CONFIG)) $(ARGS))
+
 train: $(STAMP)
-	$(PY) -m kit train $(RECIPE) \
-		$(if $(MODEL),--model $(MODEL)) $(if $(STEPS),--steps $(STEPS)) $(if $(CONFIG),--config $(CONFIG)) \
-		$(if $(OUT),--out $(OUT)) $(if $(PROFILE),--profile $(PROFILE)) $(if $(DATA),--data $(DATA)) \
-		$(if $(SAVE),save.formats=[lora$(comma)$(SAVE)]) $(if $(QUANT),save.quant=[$(QUANT)]) \
-		$(if $(RESUME),--resume) $(if $(GPU),--gpu $(GPU)) $(if $(FORCE),--skip-plan) \
-		$(if $(NPROC),--num-processes $(NPROC)) $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(V),--verbose) $(ARGS)
+	$(PY) -m kit train $(RECIPE) $(TRAIN_OPTIONS)
 
 plan: $(STAMP)
-	$(PY) -m kit plan $(RECIPE) $(if $(MODEL),--model $(MODEL)) $(if $(GPU),--gpu $(GPU)) \
-		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
+	$(PY) -m kit plan $(RECIPE) $(PLAN_OPTIONS)
 
 demo: $(STAMP)
 	$(PY) -m kit train digit_sum --config configs/demo_cpu.yaml --out $(or $(OUT),outputs/demo-$(shell date +%Y%m%d-%H%M%S)) $(ARGS)

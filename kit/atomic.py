@@ -60,7 +60,11 @@ def build_locked(path: Path, build: Callable[[Path], None], done: str = "config.
     renamed when complete; the others wait and find it built. `done` is the file a complete build has."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.parent / f".{path.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process dies
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another process is building it: say so, then wait for it
+            print(f"waiting for another process that is building {path}", flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process dies
         if (path / done).exists():
             return
         remove_partials(path.parent, partial_prefix(path))  # a builder killed earlier; none can be running now

@@ -117,6 +117,8 @@ def build_tiny_model(path: Path, seed: int = 0, spec: TinySpec = SPECS["llama"])
     import torch
 
     def build(tmp: Path) -> None:
+        print(f"model: building the kit's tiny {spec.architecture} model in {path} (once: a tokenizer trained on the "
+              f"spot{', then a short pretraining' if spec.pretrain else ''})", flush=True)
         tokenizer = _build_tokenizer(tmp)
         model = _build_model(vocab_size=len(tokenizer), tokenizer=tokenizer, seed=seed, spec=spec)
         if spec.pretrain:

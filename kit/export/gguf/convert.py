@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
-import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from kit.errors import KitError
 from kit.export.gguf.quants import CONVERTER_TYPES, llama_ftype
+from kit.verbosity import verbose
 
 _UNSUPPORTED_ARCH = re.compile(r"Model (\S+) is not supported|Architecture '?([^'!]+)'? not supported")
 
@@ -53,14 +55,38 @@ def quantize(source: Path, quant: str, destination: Path, threads: int | None = 
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype = llama_ftype(quant)
     params.nthread = threads or os.cpu_count() or 1
-    code = llama_cpp.llama_model_quantize(str(source).encode(), str(destination).encode(), ctypes.byref(params))
+    with c_output_captured() as log:  # llama.cpp prints a line per tensor: ~50 lines a file
+        code = llama_cpp.llama_model_quantize(str(source).encode(), str(destination).encode(), ctypes.byref(params))
+    if verbose():
+        print(log.read(), end="")
     if code != 0 or not destination.is_file():
         destination.unlink(missing_ok=True)
-        raise KitError(f"llama.cpp could not quantize {source.name} to {quant} (code {code})")
+        tail = "\n".join(log.read().strip().splitlines()[-5:])
+        raise KitError(f"llama.cpp could not quantize {source.name} to {quant} (code {code}):\n{tail}")
 
 
-def source_type(model_dir: Path) -> str:
-    """The 16-bit type to convert to before k-quantizing: the model's own (bf16 stays bf16)."""
-    config = json.loads((model_dir / "config.json").read_text())
-    dtype = config.get("dtype") or config.get("torch_dtype")
-    return "bf16" if dtype == "bfloat16" else "f16"
+@contextlib.contextmanager
+def c_output_captured():
+    """What C code writes to this process's stdout and stderr, caught; `.read()` it after the block."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved, caught = [os.dup(1), os.dup(2)], _Caught()
+    with tempfile.TemporaryFile(mode="w+") as log:
+        try:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            yield caught
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            log.seek(0)
+            caught.text = log.read()
+
+
+class _Caught:
+    text = ""
+
+    def read(self) -> str:
+        return self.text

@@ -188,4 +188,11 @@ def print_table(results: list[Verification]) -> None:
 
 
 def write_report(results: list[Verification], path: Path) -> None:
-    path.write_text(json.dumps([r.to_dict() for r in results], indent=2) + "\n")
+    """This export's verdicts, beside those of earlier exports whose files are still there: a second
+    `kit export --quant q4_k_m` after a q8_0 one keeps the q8_0 verdict."""
+    fresh = [r.to_dict() for r in results]
+    mine = {Path(r["file"]).name for r in fresh}
+    earlier = json.loads(path.read_text()) if path.is_file() else []
+    kept = [r for r in earlier if isinstance(r, dict) and Path(str(r.get("file", ""))).name not in mine
+            and (path.parent / Path(str(r.get("file", ""))).name).is_file()]
+    path.write_text(json.dumps(kept + fresh, indent=2) + "\n")
