@@ -7,6 +7,7 @@ kit drops over-long prompts here, before training, and says how many.
 from __future__ import annotations
 
 import os
+import random
 import tempfile
 from pathlib import Path
 
@@ -126,24 +127,45 @@ def load_rows(recipe: Recipe, cfg: DataConfig, rewards=None):
 
 def load_eval_rows(recipe: Recipe, data: DataConfig, eval_cfg, rewards=None):
     """Held-out rows for evaluation, or None (with the reason printed) when there are none to use."""
-    reason = eval_skip_reason(data.path, eval_cfg.n, eval_cfg.path)
+    reason = eval_skip_reason(data.path, eval_cfg.n, eval_cfg.path, eval_cfg.holdout)
     if reason:
         if eval_cfg.n:  # eval.n = 0 was asked for: nothing to say
             print(f"eval: skipped: {reason}")
+        return None
+    if holds_out_of_training(data.path, eval_cfg.path):  # kit.train.prepare splits them off the training rows
         return None
     held_out = DataConfig(path=eval_cfg.path or data.path, split=eval_cfg.split, limit=eval_cfg.n,
                           max_prompt_length=data.max_prompt_length, system_prompt=data.system_prompt)
     return load_rows(recipe, held_out, rewards)
 
 
-def eval_skip_reason(data_path: str | None, eval_n: int, eval_path: str | None) -> str | None:
+def eval_skip_reason(data_path: str | None, eval_n: int, eval_path: str | None, holdout: float = 0.0) -> str | None:
     """Why a run scores no held-out prompts, or None when it does; said at the start and in report.md."""
     if eval_n == 0:
         return "eval.n = 0"
-    if eval_path is None and data_path not in (None, SAMPLE_DATA):
-        return (f"training data is the local file {data_path} and eval.path is not set; set eval.path to a "
-                "held-out file to score before and after training")
+    if holds_out_of_training(data_path, eval_path) and holdout == 0:
+        return (f"training data is the local file {data_path}, eval.path is not set and eval.holdout is 0; set "
+                "eval.path to a held-out file, or eval.holdout to a share of this one, to score before and after")
     return None
+
+
+def holds_out_of_training(data_path: str | None, eval_path: str | None) -> bool:
+    """A local training file with no held-out file beside it: evaluation takes its rows from the training file."""
+    return eval_path is None and data_path not in (None, SAMPLE_DATA)
+
+
+def split_off_held_out(rows, share: float, most: int, seed: int, source: str):
+    """(training rows, held-out rows): `share` of the rows (at most `most`), drawn with `seed`, never trained on."""
+    count = min(most, round(share * len(rows)))
+    if count < 1 or count >= len(rows):
+        print(f"eval: skipped: {len(rows)} rows in {source} are too few to hold out {share:.0%} of them")
+        return rows, None
+    order = list(range(len(rows)))
+    random.Random(seed).shuffle(order)
+    held, kept = sorted(order[:count]), sorted(order[count:])
+    print(f"eval: no eval.path: {count} of the {len(rows)} rows of {source} (eval.holdout {share:g}, seed {seed}) are "
+          f"held out for the before/after scores and not trained on; set eval.path to score another file")
+    return rows.select(kept), rows.select(held)
 
 
 def prepare_dataset(recipe: Recipe, cfg: DataConfig, tokenizer, rewards=None):

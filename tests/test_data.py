@@ -80,7 +80,23 @@ def test_system_prompt_goes_first_where_a_prompt_has_none():
     assert load_rows(recipe, DataConfig())["prompt"][0] == prompt("a")
 
     class Held:
-        n, path, split = 2, None, "test"
+        n, path, split, holdout = 2, None, "test", 0.1
 
     held_out = load_eval_rows(recipe, DataConfig(system_prompt="S"), Held)
     assert held_out["prompt"][0][0] == {"role": "system", "content": "S"}  # scored as it was trained
+
+
+def test_a_local_file_without_eval_path_holds_out_a_seeded_share_it_never_trains_on(capsys):
+    from datasets import Dataset
+
+    from kit.data import split_off_held_out
+
+    rows = Dataset.from_list([{"question": f"q{i}", "answer": str(i)} for i in range(50)])
+    train, held = split_off_held_out(rows, 0.1, 200, seed=3407, source="my.jsonl")
+    assert len(held) == 5 and len(train) == 45
+    assert not set(held["question"]) & set(train["question"])
+    again_train, again_held = split_off_held_out(rows, 0.1, 200, seed=3407, source="my.jsonl")
+    assert again_held["question"] == held["question"]  # a resumed run scores the same rows
+    assert "5 of the 50 rows of my.jsonl (eval.holdout 0.1, seed 3407) are held out" in capsys.readouterr().out
+    assert len(split_off_held_out(rows, 0.5, 8, seed=1, source="f")[1]) == 8  # at most eval.n
+    assert split_off_held_out(rows.select(range(3)), 0.1, 200, seed=1, source="f")[1] is None  # too few

@@ -113,7 +113,8 @@ class EvalConfig(Section):
 
     n: int = Field(200, ge=0)  # prompts scored before and after training; 0 turns evaluation off
     split: str = "test"
-    path: str | None = None  # held-out file; needed when data.path is a local file
+    path: str | None = None  # held-out file for a local data.path; without one, eval.holdout of that file is held out
+    holdout: float = Field(0.1, ge=0, lt=1)  # share of a local data file held out when eval.path is unset; 0: none
     max_new_tokens: int | None = Field(None, gt=0)  # default: grpo.max_completion_length
     batch_size: int = Field(32, gt=0)
 

@@ -39,7 +39,8 @@ def eval_not_run_reason(out: RunDir) -> str:
 
     run = yaml.safe_load(out.run_file.read_text())
     data, evaluation, launch = run.get("data", {}), run.get("eval", {}), run.get("launch", {})
-    reason = eval_skip_reason(data.get("path"), evaluation.get("n", 0), evaluation.get("path"))
+    reason = eval_skip_reason(data.get("path"), evaluation.get("n", 0), evaluation.get("path"),
+                              evaluation.get("holdout", 0.0))
     if reason:
         return reason
     if launch.get("num_processes", 1) > 1 and launch.get("launcher") in SHARDED:

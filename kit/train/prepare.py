@@ -15,7 +15,7 @@ import yaml
 
 from kit import ranks
 from kit.config import RunConfig
-from kit.data import load_eval_rows, load_rows
+from kit.data import holds_out_of_training, load_eval_rows, load_rows, split_off_held_out
 from kit.env import package_versions
 from kit.errors import KitError
 from kit.models.names import resolve_model_name
@@ -45,6 +45,8 @@ def prepare_run(cfg: RunConfig, recipe: Recipe) -> PreparedRun:
     sandbox = prepare_code_rewards(cfg.code_isolation, rewards.funcs, rows)
     check_rewards_before_training(rewards.funcs, rows)
     held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
+    if cfg.eval.n and cfg.eval.holdout and holds_out_of_training(cfg.data.path, cfg.eval.path):
+        rows, held_out = split_off_held_out(rows, cfg.eval.holdout, cfg.eval.n, cfg.seed, cfg.data.path)
     out = RunDir(output_path(cfg, recipe))
     stage_args = build_stage_args(cfg, recipe, rows, rewards, out)
     resolve_model_name(cfg.model.name)

@@ -44,7 +44,8 @@ def announce(cfg: RunConfig, recipe: Recipe, out: RunDir, sandbox: str | None = 
                 f"data from {cfg.data.path}" if cfg.data.path else "the recipe's own data (its prepare() with no file)")
         print(f"run: SMOKE PROFILE: {model} and {data}, a few steps. "
               "It checks that the pipeline runs; it does not train a useful model. "
-              f"For a real run on a GPU: make train RECIPE={recipe.name} PROFILE=full")
+              f"For a real run on a GPU: make train RECIPE={shlex.quote(cfg.recipe)} PROFILE=full"
+              f"{' DATA=' + shlex.quote(cfg.data.path) if cfg.data.path not in (None, SAMPLE_DATA) else ''}")
     if sandbox:
         print(f"run: code rewards run in the sandbox: {sandbox}")
 

@@ -201,7 +201,8 @@ def test_smoke_banner_names_a_data_file(capsys):
 
 @pytest.mark.parametrize("settings, reason", [
     ({"eval": {"n": 0}}, "not run: eval.n = 0"),
-    ({"data": {"path": "my.jsonl"}}, "not run: training data is the local file my.jsonl and eval.path is not set"),
+    ({"data": {"path": "my.jsonl"}, "eval": {"n": 200, "holdout": 0}},
+     "not run: training data is the local file my.jsonl, eval.path is not set and eval.holdout is 0"),
 ])
 def test_report_says_why_evaluation_did_not_run(tmp_path, settings, reason):
     import yaml
@@ -210,3 +211,15 @@ def test_report_says_why_evaluation_did_not_run(tmp_path, settings, reason):
 
     (tmp_path / "run.yaml").write_text(yaml.safe_dump({"data": {"path": None}, "eval": {"n": 200}, **settings}))
     assert reason in write_report(tmp_path, {}, None).read_text()
+
+
+def test_smoke_banner_gives_a_real_run_command_that_works_for_a_recipe_file(capsys):
+    from kit.config import resolve_config
+    from kit.recipe import load_recipe
+    from kit.train.summary import announce
+
+    recipe = load_recipe("gsm8k")
+    cfg = resolve_config(recipe.defaults, {}, {"profile": "smoke", "recipe": "./my task.py",
+                                               "data": {"path": "my.jsonl"}}, gpu=False)
+    announce(cfg, recipe, Path("out"))
+    assert "make train RECIPE='./my task.py' PROFILE=full DATA=my.jsonl" in capsys.readouterr().out

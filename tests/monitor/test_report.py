@@ -80,8 +80,9 @@ SIXTEEN_BIT = {"model": {"load_in_4bit": False}}  # what a multi-process run nee
 
 @pytest.mark.parametrize("settings, reason", [
     ({"eval": {"n": 0}}, "eval.n = 0"),
-    ({"data": {"path": "prompts.jsonl"}}, ("training data is the local file prompts.jsonl and eval.path is not set; "
-     "set eval.path to a held-out file to score before and after training")),
+    ({"data": {"path": "prompts.jsonl"}, "eval": {"holdout": 0}}, (
+        "training data is the local file prompts.jsonl, eval.path is not set and eval.holdout is 0; set eval.path to "
+        "a held-out file, or eval.holdout to a share of this one, to score before and after")),
     ({"launch": {"num_processes": 2, "launcher": "zero3"}, **SIXTEEN_BIT},
      "with launch.launcher=zero3 no single process holds the whole model; score OUT/merged with python -m kit eval"),
     ({"launch": {"num_processes": 2, "launcher": "fsdp"}, "grpo": {"optim": "adamw_torch"}, **SIXTEEN_BIT,
