@@ -4,8 +4,8 @@
 
 The recipe table runs each shipped recipe's whole bundle on its own SAMPLE_COMPLETIONS (right, wrong and
 malformed replies, with their rows' columns), cycled to --n completions (a fifth of that for code, whose
-every completion runs in the sandbox), math-verify's cache cleared before each cycle so no completion is
-read from it. Its baseline is the gsm8k bundle on its samples, measured in the same run.
+every completion runs in the sandbox), the caches (math-verify's parses, compiled JSON schemas) cleared before
+each cycle, so each cycle costs what a batch of new rows would. Its baseline is the gsm8k bundle on its samples, measured in the same run.
 
 The correctness table times answer_correct, which judges the whole <answer> (kit/rewards/whole_answer.py),
 against the rule it replaced, the last number of the tag (reproduced below as `last_number_correct`), on
@@ -30,6 +30,7 @@ from kit.recipe import load_recipe
 from kit.rewards import answer_correct, canonical_number, completion_text, extract_tag
 from kit.rewards.code import passes_tests
 from kit.rewards.dry_run import NOT_COLUMNS
+from kit.rewards.format import _validator
 from kit.rewards.presets import PRESETS
 from kit.rewards.whole_answer import _evaluate
 from kit.sandbox.isolation import ENV_VAR, LEVELS, level_works
@@ -103,7 +104,8 @@ def recipe_throughput(n: int) -> None:
         recipe.rewards.funcs[0](completions=completions, **columns)  # imports math-verify / starts the sandbox once
         elapsed = 0.0
         for _ in range(cycles):
-            _evaluate.cache_clear()
+            _evaluate.cache_clear()  # each cycle is read afresh, as a batch of new completions would be
+            _validator.cache_clear()
             elapsed += timed(recipe.rewards.funcs, completions, columns)
         rates[name] = cycles * len(samples) / elapsed
         print(f"{f'recipe {name}':28s} {rates[name]:8.0f} completions/s  ({cycles * len(samples)} completions, "

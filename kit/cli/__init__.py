@@ -71,6 +71,10 @@ def train_command(args: argparse.Namespace) -> int:
         layer.setdefault("launch", {})["num_processes"] = ranks.world_size()
     cfg = resolved_config(recipe, file_layer, layer, gpu=has_gpu())
     check_local_files(cfg.data, cfg.eval.path)  # before the plan and the minute Unsloth takes to import
+    if cfg.model.vllm_standby:  # read by Unsloth when it is imported (below, or in train_here)
+        os.environ["UNSLOTH_VLLM_STANDBY"] = "1"
+    if (has_gpu() or args.gpu) and cfg.launch.num_processes == 1:  # a plan is made: it reads config.json with
+        import kit.models.training  # noqa: F401  transformers, which Unsloth must patch first (ranks load without it)
     plan = None if ranks.in_worker() else check_before_training(cfg, args.gpu, args.skip_plan)  # ranks: checked
     if cfg.launch.num_processes > 1 and not ranks.in_worker():
         from kit.launch.launcher import launch
@@ -80,8 +84,6 @@ def train_command(args: argparse.Namespace) -> int:
 
 
 def train_here(cfg, recipe, resume: bool, plan) -> int:
-    if cfg.model.vllm_standby:  # read by Unsloth when it is imported, which the next line does
-        os.environ["UNSLOTH_VLLM_STANDBY"] = "1"
     from kit.train.run import run_training
 
     try:

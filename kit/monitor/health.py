@@ -107,6 +107,13 @@ def _extreme(value: float, low: float | None, high: float | None) -> str | None:
     return "maximum" if value >= high and high > 0 else None
 
 
+def say(line: str) -> None:
+    """A line of its own above the trainer's progress bar, not glued onto the bar's line."""
+    from tqdm.auto import tqdm
+
+    tqdm.write(line)
+
+
 def _mean(values) -> float:
     values = list(values)
     return sum(values) / len(values)
@@ -133,7 +140,7 @@ class HealthCallback(TrainerCallback):
             return
         for diagnostic in self.monitor.observe(state.global_step, logs):
             if state.is_world_process_zero:
-                print(f"health (step {diagnostic.step}): {diagnostic.message}")
+                say(f"health (step {diagnostic.step}): {diagnostic.message}")
                 with self.path.open("a") as f:
                     f.write(json.dumps(asdict(diagnostic)) + "\n")
             if diagnostic.code == "not_finite":
@@ -176,7 +183,7 @@ class SampleLogger(TrainerCallback):
                 f.write(json.dumps(sample) + "\n")
                 rewards = " ".join(f"{n}={v:.2g}" for n, v in sample["rewards"].items())
                 text = " ".join(sample["completion"].split())
-                print(f"sample (step {state.global_step}): {text[:90]!r}  {rewards}")
+                say(f"sample (step {state.global_step}): {text[:90]!r}  {rewards}")
 
 
 def prompt_key(prompt) -> str:

@@ -6,6 +6,7 @@ Each factory takes the tag names and returns a named reward function, so a recip
 
 from __future__ import annotations
 
+import functools
 import re
 
 from kit.rewards.text import completion_text
@@ -121,15 +122,20 @@ def json_format(completions, schema=None, **kwargs) -> list[float]:
 def _valid(value, schema) -> bool:
     import json
 
+    text = schema if isinstance(schema, str) else json.dumps(schema, sort_keys=True)
+    return _validator(text).is_valid(value)
+
+
+@functools.lru_cache(maxsize=256)  # a GRPO group shares one row's schema: checked once, not once per completion
+def _validator(schema_text: str):
+    import json
+
     import jsonschema
 
-    if isinstance(schema, str):
-        schema = json.loads(schema)
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError:
-        return False
-    return True
+    schema = json.loads(schema_text)
+    kind = jsonschema.validators.validator_for(schema)
+    kind.check_schema(schema)  # a broken schema raises, as jsonschema.validate does
+    return kind(schema)
 
 
 def tag_format(tag: str = "answer", content: str = r".+?"):
