@@ -5,7 +5,8 @@
 The recipe table runs each shipped recipe's whole bundle on its own SAMPLE_COMPLETIONS (right, wrong and
 malformed replies, with their rows' columns), cycled to --n completions (a fifth of that for code, whose
 every completion runs in the sandbox), the caches (math-verify's parses, compiled JSON schemas) cleared before
-each cycle, so each cycle costs what a batch of new rows would. Its baseline is the gsm8k bundle on its samples, measured in the same run.
+each cycle, so each cycle costs what a batch of new rows would. Its baseline is the gsm8k bundle on its samples,
+measured in the same run.
 
 The correctness table times answer_correct, which judges the whole <answer> (kit/rewards/whole_answer.py),
 against the rule it replaced, the last number of the tag (reproduced below as `last_number_correct`), on
