@@ -205,7 +205,7 @@ def test_extra_keys_are_checked_against_trl_when_the_config_is_read():
     message = str(err.value)
     assert "grpo.extra.top_pp: not a GRPOConfig setting in TRL 1.15.0 (did you mean 'top_p'?)" in message
     assert "grpo.extra.loss_type: set it as grpo.loss_type, not in extra" in message
-    assert "sft.extra.pakcing_strategy: not a SFTConfig setting in TRL 1.15.0 (did you mean 'packing_strategy'?)" \
+    assert "sft.extra.pakcing_strategy: not an SFTConfig setting in TRL 1.15.0 (did you mean 'packing_strategy'?)" \
         in message
     assert "vllm_mode" not in message and "sft.extra.packing:" not in message
 

@@ -17,7 +17,7 @@ from kit.cli.parser import build_parser
 from kit.diskspace import disk_full_error, is_disk_full
 from kit.errors import Interrupted, KitError
 from kit.outputs import RunDir
-from kit.verbosity import set_verbose
+from kit.verbosity import quiet_libraries, set_verbose
 
 
 def cli_layer(args: argparse.Namespace) -> dict:
@@ -52,7 +52,6 @@ def resolved_config(recipe, file_layer: dict, layer: dict, gpu: bool):
 
 def train_command(args: argparse.Namespace) -> int:
     ranks.quiet_other_ranks()  # before the imports below, which print banners
-    set_verbose(args.verbose)
     from kit.config import read_yaml
     from kit.data import check_local_files
     from kit.env import driver_problem, has_gpu
@@ -184,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.overrides = [*getattr(args, "overrides", []), *rest]
     args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: a multi-process run passes it on
+    set_verbose(getattr(args, "verbose", False))
+    quiet_libraries()  # before any command imports torch, torchao or bitsandbytes; -v shows them
     try:
         commands = {"train": train_command, "export": export_command, "rewards": rewards_command,
                     "eval": eval_command, "chat": chat_command, "plan": plan_command,

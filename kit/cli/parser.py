@@ -64,8 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="talk to a model in the terminal, with the recipe's system prompt")
     chat.add_argument("model", nargs="?", help="merged model folder or hub id (default: the adapter's base)")
     chat.add_argument("--adapter", help="LoRA adapter folder")
-    chat.add_argument("--recipe", help="whose system prompt to use (default: the run's, from run.yaml beside the "
-                      "model; else gsm8k)")
+    chat.add_argument("--recipe", help=f"whose system prompt to use (default: the run's, from "
+                      f"{RunDir('OUT').run_file.name} beside the model; else gsm8k)")
     chat.add_argument("--system", help="a system prompt of your own instead")
     chat.add_argument("--max-new-tokens", type=int, default=256)
     chat.add_argument("--temperature", type=float, default=0.0)

@@ -42,7 +42,8 @@ def extra_problems(name: str, section, trl_class: str, trl_fields: frozenset) ->
         elif key not in trl_fields:
             close = difflib.get_close_matches(key, sorted(trl_fields | own), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            problems.append(f"{name}.extra.{key}: not a {trl_class} setting in TRL {TRL_VERSION}{hint}")
+            article = "an" if trl_class[0] in "AEFHILMNORSX" else "a"  # read letter by letter: an SFTConfig
+            problems.append(f"{name}.extra.{key}: not {article} {trl_class} setting in TRL {TRL_VERSION}{hint}")
     return problems
 
 

@@ -59,7 +59,7 @@ def plain_generate(path):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def check_run_layout(out, steps):
+def check_run_layout(out, steps, reward="answer_correct"):
     run = RunDir(out)
     for path in (run.run_file, run.metrics, run.adapter / "adapter_config.json", run.merged / "config.json",
                  run.merged / "model.safetensors"):
@@ -67,7 +67,7 @@ def check_run_layout(out, steps):
     assert not [p for p in out.iterdir() if ".partial" in p.name], "a temporary folder was left behind"
     logged = [m for m in read_metrics(run.metrics) if "reward" in m]
     assert [m["step"] for m in logged] == list(range(1, steps + 1))
-    assert all("rewards/answer_correct/mean" in m and "reward_std" in m for m in logged)
+    assert all(f"rewards/{reward}/mean" in m and "reward_std" in m for m in logged)
     cfg = build_config([read_yaml(run.run_file)])  # run.yaml is a valid config as it stands
     assert yaml.safe_load(run.run_file.read_text())["versions"]["trl"] == "1.15.0"
     return cfg

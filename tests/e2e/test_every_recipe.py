@@ -19,7 +19,7 @@ def test_smoke_run_then_kit_eval(recipe, tmp_path):
     trained = make("train", f"RECIPE={recipe}", "PROFILE=smoke", f"OUT={out}")
     assert trained.returncode == 0, trained.stdout[-3000:] + trained.stderr[-3000:]
     assert "SMOKE PROFILE" in trained.stdout
-    check_run_layout(out, steps=2)
+    check_run_layout(out, steps=2, reward=load_reward_names(recipe)[0])
     results = json.loads((out / "eval.json").read_text())["results"]
     assert [r["name"] for r in results] == ["before", "after"], results
 

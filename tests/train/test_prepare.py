@@ -10,10 +10,11 @@ from kit.train.stages.grpo import grpo_args
 
 def test_grpo_args_carry_settings_weights_and_extra(tmp_path):
     cfg = build_config([{"grpo": {"learning_rate": 2e-5, "num_generations": 4, "per_device_train_batch_size": 4,
-                                  "extra": {"loss_type": "dr_grpo"}}}])
+                                  "loss_type": "dr_grpo", "extra": {"top_k": 5}}}])
     bundle = load_recipe("gsm8k").rewards.reweighted({"xml_count": 0.25})
     args = grpo_args(cfg, tmp_path, bundle)
     assert args.learning_rate == 2e-5 and args.num_generations == 4 and args.loss_type == "dr_grpo"
+    assert args.top_k == 5  # grpo.extra passes any other GRPOConfig field through
     assert args.reward_weights == [2.0, 0.5, 0.5, 0.5, 0.25]
     assert args.output_dir == str(tmp_path / "checkpoints") and args.seed == cfg.seed
     assert not (tmp_path / "checkpoints").exists()  # building the arguments writes nothing

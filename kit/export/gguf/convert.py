@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import re
 import subprocess
@@ -90,3 +91,10 @@ class _Caught:
 
     def read(self) -> str:
         return self.text
+
+
+def source_type(model_dir: Path) -> str:
+    """The 16-bit type to convert to before k-quantizing: the model's own (bf16 stays bf16)."""
+    config = json.loads((model_dir / "config.json").read_text())
+    dtype = config.get("dtype") or config.get("torch_dtype")
+    return "bf16" if dtype == "bfloat16" else "f16"
