@@ -1,6 +1,7 @@
 # Every target installs what it needs first (scripts/install.sh makes .venv on first use).
 #   make train RECIPE=gsm8k [MODEL=… STEPS=… CONFIG=file.yaml OUT=dir PROFILE=smoke|full DATA=file
-#                            SAVE=merged_16bit,gguf QUANT=q4_k_m,q8_0 RESUME=1 GPU=T4 FORCE=1 ARGS='grpo.beta=0.04'
+#                            SAVE=merged_16bit,gguf,hub HUB_REPO=me/model QUANT=q4_k_m,q8_0 RESUME=1 GPU=T4 FORCE=1
+#                            ARGS='grpo.beta=0.04'
 #                            NPROC=4 LAUNCHER=ddp|zero2|zero3|fsdp V=1]   # NPROC: one process per GPU;
 #                                                                    # V=1: every metric and warning
 #   make plan RECIPE=gsm8k [MODEL=… GPU=T4 CONFIG=file.yaml ARGS='grpo.num_generations=16']   # fits the GPU?
@@ -28,7 +29,8 @@ TRAIN_OPTIONS = $(strip $(if $(MODEL),--model $(MODEL)) $(if $(STEPS),--steps $(
 	$(if $(CONFIG),--config $(CONFIG)) $(if $(OUT),--out $(OUT)) $(if $(PROFILE),--profile $(PROFILE)) \
 	$(if $(DATA),--data $(DATA)) $(if $(SAVE),save.formats=[lora$(comma)$(SAVE)]) $(if $(QUANT),save.quant=[$(QUANT)]) \
 	$(if $(RESUME),--resume) $(if $(GPU),--gpu $(GPU)) $(if $(FORCE),--skip-plan) \
-	$(if $(NPROC),--num-processes $(NPROC)) $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(V),--verbose) $(ARGS))
+	$(if $(NPROC),--num-processes $(NPROC)) $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(V),--verbose) \
+	$(if $(HUB_REPO),save.hub_repo=$(HUB_REPO)) $(ARGS))
 PLAN_OPTIONS = $(strip $(if $(MODEL),--model $(MODEL)) $(if $(GPU),--gpu $(GPU)) $(if $(CONFIG),--config $(CONFIG)) $(ARGS))
 
 train: $(STAMP)

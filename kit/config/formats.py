@@ -30,6 +30,10 @@ FORMATS = (
     SaveFormat("gguf", "kit.export.gguf.export:write_gguf", "gguf", made_from="merged_16bit",
                describe="GGUF files verified in llama.cpp", note="verified in llama.cpp",
                failed_note=f"FAILED verification: see {VERIFICATION}"),
+    SaveFormat("hub", "kit.export.hub:write_hub", "hub", made_from="merged_16bit",
+               describe="an upload to the Hugging Face hub (save.hub_repo)",
+               note="merged model, adapter, GGUFs, the run's record and a model card",
+               failed_note="FAILED: the upload did not finish (see the error above); kit push OUT --repo ... retries"),
 )
 FORMAT_NAMES = tuple(f.name for f in FORMATS)
 BY_NAME = {f.name: f for f in FORMATS}

@@ -104,6 +104,9 @@ def stage_and_save_problems(cfg: RunConfig) -> list[str]:
     if cfg.stages.count("sft") > 1 or cfg.stages.count("grpo") > 1:
         problems.append(f"stages: {cfg.stages} repeats a stage; each of sft and grpo runs at most once")
     problems += format_problems(cfg.save.formats)  # a format without the one it is made from
+    if "hub" in cfg.save.formats and not cfg.save.hub_repo:
+        problems.append("save.formats has hub but save.hub_repo is not set: name the model repository, e.g. "
+                        "save.hub_repo=your-name/qwen-gsm8k-grpo (make train HUB_REPO=...)")
     return problems
 
 

@@ -133,6 +133,8 @@ class SaveConfig(Section):
     formats: list[SaveFormatName] = Field(default_factory=lambda: ["lora", "merged_16bit"])
     merged_dtype: Literal["bfloat16", "float16"] = "bfloat16"
     quant: list[str] = Field(default_factory=lambda: ["q4_k_m"], min_length=1)  # GGUF types, with "gguf" in formats
+    hub_repo: str | None = None  # with "hub" in formats: the model repository to upload to, e.g. me/qwen-gsm8k
+    hub_private: bool = False  # create that repository private
 
 
 class LaunchConfig(Section):

@@ -78,3 +78,21 @@ def run_record(run: RunDir) -> list[Path]:
     files = [run.run_file, run.eval, run.metrics, run.report, run.diagnostics, run.samples]
     plots = sorted(run.plots.glob("*.png")) if run.plots.is_dir() else []
     return [f for f in files if f.is_file()] + plots
+
+
+def write_hub(job) -> str | None:
+    """The `hub` save format (kit.config.formats): the whole run to save.hub_repo, after the other formats."""
+    token = hub_token()
+    if not token:
+        print(f"save: hub upload skipped: no {TOKEN_NAME} (set it, or run `hf auth login`; then kit push "
+              f"{job.out.root} --repo {job.settings.hub_repo})")
+        return None
+    try:
+        message = push_run(job.out.root, job.settings.hub_repo, token, private=job.settings.hub_private)
+    except (OSError, ValueError) as err:  # huggingface_hub's HTTP errors are OSErrors; a bad repo id a ValueError
+        print(f"save: hub upload failed: {type(err).__name__}: {str(err).splitlines()[0]}")
+        job.failed.append("hub")
+        return f"https://huggingface.co/{job.settings.hub_repo}"
+    print(f"save: {message}")
+    return f"https://huggingface.co/{job.settings.hub_repo}"
+

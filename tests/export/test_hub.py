@@ -108,3 +108,29 @@ def test_token_comes_from_the_environment_off_colab_and_kaggle(monkeypatch, tmp_
     assert hub_token() == "abc"
     monkeypatch.delenv("HF_TOKEN")
     assert hub_token() is None
+
+
+def test_the_hub_save_format_uploads_at_the_end_of_a_run(tmp_path, monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    from kit.config import build_config
+    from kit.export.hub import write_hub
+
+    cfg = build_config([{"save": {"formats": ["lora", "merged_16bit", "hub"], "hub_repo": "me/run"}}])
+    job = SimpleNamespace(out=finished_run(tmp_path / "run"), settings=cfg.save, failed=[])
+    monkeypatch.setattr("huggingface_hub.HfApi", lambda token=None: LocalHub(tmp_path / "hub", token))
+    monkeypatch.setenv("HF_TOKEN", "secret")
+    assert write_hub(job) == "https://huggingface.co/me/run" and job.failed == []
+    assert (tmp_path / "hub" / "me" / "run" / "README.md").is_file()
+    monkeypatch.delenv("HF_TOKEN")
+    monkeypatch.setenv("HF_TOKEN_PATH", str(tmp_path / "no-token"))
+    assert write_hub(job) is None
+    assert f"kit push {job.out.root} --repo me/run" in capsys.readouterr().out
+
+
+def test_the_hub_format_needs_a_repository_and_the_merged_model():
+    from kit.config import build_config
+
+    with pytest.raises(KitError) as err:
+        build_config([{"save": {"formats": ["lora", "hub"]}}])
+    assert "save.hub_repo is not set" in str(err.value) and "hub is made from the merged 16-bit model" in str(err.value)

@@ -116,8 +116,21 @@ def write_modelfile(model_dir: Path, gguf: Path, out_dir: Path) -> Path:
     except OSError:  # no generation_config.json: the tokenizer's EOS alone
         generation = None
     path = out_dir / "Modelfile"
-    path.write_text(modelfile_text(gguf.name, tokenizer, eos_ids(generation, tokenizer)))
+    chosen = earlier_choice(path) or gguf.name  # a later export adds files; it does not move FROM off the first
+    others = sorted(p.name for p in out_dir.glob("*.gguf") if p.name != chosen)
+    note = f"# Also in this folder: {', '.join(others)}. Point FROM at the one to use.\n" if others else ""
+    path.write_text(note + modelfile_text(chosen, tokenizer, eos_ids(generation, tokenizer)))
     return path
+
+
+def earlier_choice(modelfile: Path) -> str | None:
+    """The GGUF file an existing Modelfile runs, when that file is still beside it."""
+    if not modelfile.is_file():
+        return None
+    for line in modelfile.read_text().splitlines():
+        if line.startswith("FROM ./") and (modelfile.parent / line[len("FROM ./"):].strip()).is_file():
+            return line[len("FROM ./"):].strip()
+    return None
 
 
 def verify_files(model_dir: Path, files: list[Path], wanted: list[str], out_dir: Path) -> list[Verification]:

@@ -37,3 +37,14 @@ def test_the_quantizers_c_output_is_caught_not_printed(capfd):
         os.write(2, b"a warning\n")
     assert capfd.readouterr() == ("", "")
     assert log.read() == "llama_model_quantize_impl: tensor 1 of 272\na warning\n"
+
+
+def test_a_later_export_leaves_the_modelfile_on_the_file_it_ran(tmp_path):
+    from kit.export.gguf.export import earlier_choice
+
+    modelfile = tmp_path / "Modelfile"
+    assert earlier_choice(modelfile) is None
+    modelfile.write_text("# Also in this folder: x\nFROM ./run.Q8_0.gguf\nTEMPLATE \"\"\"{{ .Prompt }}\"\"\"\n")
+    assert earlier_choice(modelfile) is None  # the file it names is gone: the new export's first file instead
+    (tmp_path / "run.Q8_0.gguf").write_bytes(b"GGUF")
+    assert earlier_choice(modelfile) == "run.Q8_0.gguf"
