@@ -30,7 +30,7 @@ FAKE = (SaveFormat("first", f"{__name__}:write_first", "first"),
 
 
 def test_the_config_accepts_exactly_the_registered_formats():
-    assert SAVE_FORMATS == FORMAT_NAMES == ("lora", "merged_16bit", "gguf")
+    assert SAVE_FORMATS == FORMAT_NAMES == ("lora", "merged_16bit", "gguf", "hub")
     with pytest.raises(KitError, match="save.formats.0: Input should be"):
         build_config([{"save": {"formats": ["onnx"]}}])
 
