@@ -33,11 +33,10 @@ def load_table(source: str | None, hub_id: str, split: str, hub_config: str | No
                 "offline, pass a local file with DATA=path, or run PROFILE=smoke"
             ) from None
     path = Path(source)
-    kind = LOCAL_FORMATS.get(path.suffix.lower())
-    if kind is None:
-        raise KitError(f"data file {path} has an unknown type; use one of: {', '.join(LOCAL_FORMATS)}")
-    if not path.is_file():
-        raise KitError(f"data file {path} does not exist")
+    problem = local_file_problem(path)
+    if problem:
+        raise KitError(problem)
+    kind = LOCAL_FORMATS[path.suffix.lower()]
     if kind in TEXT_FORMATS:
         require_utf8(path)
     try:
@@ -50,13 +49,17 @@ def check_local_files(data: DataConfig, eval_path: str | None) -> None:
     """The data files a run names exist and have a known type: checked first, before any heavy import, so a
     typo in DATA= is said in a second rather than after a minute of loading."""
     for what, source in (("data.path", data.path), ("eval.path", eval_path)):
-        if source in (None, SAMPLE_DATA):
-            continue
-        path = Path(source)
-        if path.suffix.lower() not in LOCAL_FORMATS:
-            raise KitError(f"{what}: data file {path} has an unknown type; use one of: {', '.join(LOCAL_FORMATS)}")
-        if not path.is_file():
-            raise KitError(f"{what}: data file {path} does not exist")
+        problem = None if source in (None, SAMPLE_DATA) else local_file_problem(Path(source))
+        if problem:
+            raise KitError(f"{what}: {problem}")
+
+
+def local_file_problem(path: Path) -> str | None:
+    if path.suffix.lower() not in LOCAL_FORMATS:
+        return f"data file {path} has an unknown type; use one of: {', '.join(LOCAL_FORMATS)}"
+    if not path.is_file():
+        return f"data file {path} does not exist"
+    return None
 
 
 def require_utf8(path: Path, chunk: int = 1 << 20) -> None:

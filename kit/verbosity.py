@@ -1,4 +1,4 @@
-"""Quiet by default, everything with -v: `python -m kit -v train ...` (make train V=1) sets KIT_VERBOSE=1.
+"""Quiet by default, everything with -v: `python -m kit train ... -v` (make train V=1) sets KIT_VERBOSE=1.
 
 Quiet means one compact line per training step (kit/monitor/console.py) and no library warnings that say
 nothing a user can act on; verbose shows TRL's whole metrics dict per step and every warning.

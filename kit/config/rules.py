@@ -42,9 +42,13 @@ def extra_problems(name: str, section, trl_class: str, trl_fields: frozenset) ->
         elif key not in trl_fields:
             close = difflib.get_close_matches(key, sorted(trl_fields | own), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            article = "an" if trl_class[0] in "AEFHILMNORSX" else "a"  # read letter by letter: an SFTConfig
-            problems.append(f"{name}.extra.{key}: not {article} {trl_class} setting in TRL {TRL_VERSION}{hint}")
+            problems.append(not_a_trl_setting(name, key, trl_class, f"TRL {TRL_VERSION}") + hint)
     return problems
+
+
+def not_a_trl_setting(section: str, key: str, trl_class: str, version: str) -> str:
+    article = "an" if trl_class[0] in "AEFHILMNORSX" else "a"  # read letter by letter: an SFTConfig, a GRPOConfig
+    return f"{section}.extra.{key}: not {article} {trl_class} setting in {version}"
 
 
 def batch_problems(cfg: RunConfig) -> list[str]:

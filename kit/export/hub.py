@@ -88,11 +88,9 @@ def write_hub(job) -> str | None:
               f"{job.out.root} --repo {job.settings.hub_repo})")
         return None
     try:
-        message = push_run(job.out.root, job.settings.hub_repo, token, private=job.settings.hub_private)
+        print(f"save: {push_run(job.out.root, job.settings.hub_repo, token, private=job.settings.hub_private)}")
     except (OSError, ValueError) as err:  # huggingface_hub's HTTP errors are OSErrors; a bad repo id a ValueError
         print(f"save: hub upload failed: {type(err).__name__}: {str(err).splitlines()[0]}")
         job.failed.append("hub")
-        return f"https://huggingface.co/{job.settings.hub_repo}"
-    print(f"save: {message}")
     return f"https://huggingface.co/{job.settings.hub_repo}"
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import yaml
 
@@ -69,7 +70,7 @@ def files_section(out: RunDir, repo_id: str) -> list[str]:
 def verification(out: RunDir, file_name: str) -> str:
     path = out.gguf / VERIFICATION
     reports = json.loads(path.read_text()) if path.is_file() else []
-    report = next((r for r in reports if str(r.get("file", "")).endswith(file_name)), None)
+    report = next((r for r in reports if Path(str(r.get("file", ""))).name == file_name), None)
     if report is None:
         return "not verified"
     return "verified in llama.cpp against the merged model" if report.get("ok") else "FAILED verification"

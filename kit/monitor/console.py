@@ -3,7 +3,7 @@
     grpo step 5/40  reward 1.651 ±1.213  field_accuracy 0.529  json_format 0.594  len 30.0  65.7 s/step
     sft step 4/8  loss 0.617  grad_norm 0.811  lr 0.0002
 
-`python -m kit -v train ...` (make train V=1) prints TRL's dict as well, and every library warning.
+`python -m kit train ... -v` (make train V=1) prints TRL's dict as well, and every library warning.
 """
 
 from __future__ import annotations

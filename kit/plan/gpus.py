@@ -40,6 +40,12 @@ def compute_capability(name: str) -> float | None:
     return COMPUTE_CAPABILITY[max(known, key=len)] if known else None
 
 
+def too_old_for_vllm(gpu: str) -> float | None:
+    """The GPU's compute capability when it is known and below what vLLM needs, else None."""
+    capability = compute_capability(gpu) if gpu else None
+    return capability if capability is not None and capability < VLLM_MIN_CAPABILITY else None
+
+
 def gpu_memory_gib(name: str) -> float:
     """A GPU's usable memory: a name from GPUS, or a size such as 16GB / 12GiB."""
     key = name.upper().replace(" ", "")

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from kit.config import RunConfig
-from kit.plan.gpus import GIB, VLLM_MIN_CAPABILITY, compute_capability
+from kit.plan.gpus import GIB, VLLM_MIN_CAPABILITY, too_old_for_vllm
 from kit.plan.memory import (
     Estimate,
     Stack,
@@ -82,8 +82,8 @@ def assess(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: S
 
 
 def vllm_gpu_problems(gpu: str) -> list[str]:
-    capability = compute_capability(gpu) if gpu else None
-    if capability is None or capability >= VLLM_MIN_CAPABILITY:
+    capability = too_old_for_vllm(gpu)
+    if capability is None:
         return []
     return [f"vLLM needs compute capability {VLLM_MIN_CAPABILITY} or more and the {gpu} has {capability}: "
             "set model.fast_inference=false (generation with transformers, slower)"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kit.config import RunConfig
 from kit.errors import KitError
-from kit.plan.gpus import GPUS, gpu_memory_gib, this_gpu
+from kit.plan.gpus import GPUS, gpu_memory_gib, this_gpu, too_old_for_vllm
 from kit.plan.planner import Plan, assess, describe, make_plan
 from kit.plan.shapes import read_shape
 
@@ -43,7 +43,7 @@ def plan_page(cfg: RunConfig, gpu: str | None, stack: str | None) -> tuple[str, 
 
 def short_verdict(plan: Plan) -> str:
     """The verdict in a word or two; a GPU vLLM cannot run on says that rather than "does not fit"."""
-    if any("compute capability" in problem for problem in plan.problems):
+    if plan.cfg.model.fast_inference and too_old_for_vllm(plan.gpu):
         return "needs model.fast_inference=false (too old for vLLM)"
     return plan.verdict
 

@@ -31,7 +31,7 @@ def grpo_args(cfg: RunConfig, out: RunDir | Path, rewards: RewardBundle):
     from trl import GRPOConfig
 
     g = cfg.grpo
-    extra = checked_extra("grpo", g.extra, GRPOConfig, set(type(g).model_fields), KIT_SETS)
+    extra = checked_extra("grpo", g.extra, GRPOConfig, KIT_SETS)
     settings = g.model_dump(exclude={"extra", "save_minutes"})  # save_minutes: the kit's callback, not TRL's
     return GRPOConfig(
         output_dir=str(RunDir(out).checkpoints),

@@ -34,7 +34,7 @@ def sft_args(cfg: RunConfig, out: RunDir):
     from trl import SFTConfig
 
     s = cfg.sft
-    extra = checked_extra("sft", s.extra, SFTConfig, set(type(s).model_fields), KIT_SETS)
+    extra = checked_extra("sft", s.extra, SFTConfig, KIT_SETS)
     return SFTConfig(
         output_dir=str(RunDir(out).sft_checkpoints),
         seed=cfg.seed,
