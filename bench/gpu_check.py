@@ -331,10 +331,12 @@ def work_grpo_trl(spec: dict) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig
     from trl import GRPOConfig, GRPOTrainer
 
+    from kit.env import bf16_supported  # the standard library only: Unsloth stays out of this process
+
     if "unsloth" in sys.modules:
         raise RuntimeError("Unsloth was imported in the plain-TRL process; its patches would be measured too")
     m, lora, cuda = spec["model"], spec["lora"], torch.cuda.is_available()
-    dtype = (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16) if cuda else torch.float32
+    dtype = (torch.bfloat16 if bf16_supported() else torch.float16) if cuda else torch.float32
     options: dict = {"dtype": dtype, "device_map": {"": 0}} if cuda else {"dtype": dtype}
     if m["load_in_4bit"]:
         options["quantization_config"] = BitsAndBytesConfig(
@@ -504,11 +506,13 @@ def work_probe(spec: dict) -> dict:
     """What the device is, from a process of its own (a CUDA context in the driver would hold GPU memory)."""
     import torch
 
+    from kit.env import bf16_supported
+
     if not torch.cuda.is_available():
         return {"status": PASS, "figures": {"cuda": False}}
     props = torch.cuda.get_device_properties(0)
     return {"status": PASS, "figures": {"cuda": True, "gpu": props.name, "gpu_memory_gib": props.total_memory / GIB,
-                                        "bf16": torch.cuda.is_bf16_supported()}}
+                                        "bf16": bf16_supported()}}
 
 
 WORKERS = {"probe": work_probe, "build": work_build, "load": work_load, "grpo-kit": work_grpo_kit,

@@ -21,6 +21,17 @@ def has_gpu() -> bool:
     return torch.cuda.is_available()
 
 
+BF16_MIN_CAPABILITY = (8, 0)  # Ampere and newer compute in bfloat16; a T4 (7.5) only emulates it, slowly
+
+
+def bf16_supported() -> bool:
+    """Whether this GPU computes in bfloat16 natively, the one test the kit makes for it. torch's own
+    is_bf16_supported() counts emulation by default, so it says True on a T4, where float16 is the right choice."""
+    import torch
+
+    return torch.cuda.is_available() and torch.cuda.get_device_capability(0) >= BF16_MIN_CAPABILITY
+
+
 def has_vllm() -> bool:
     try:
         importlib.metadata.version("vllm")

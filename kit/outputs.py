@@ -1,6 +1,7 @@
 """The output folder's layout: the one place that names what a run writes (other tools read these names).
 
-    OUT/run.yaml          resolved config + package versions: re-run with `--config OUT/run.yaml`
+    OUT/run.yaml          resolved config + what the run used (versions, the trainer's own settings, GPU
+                          memory): re-run with `--config OUT/run.yaml`
     OUT/metrics.jsonl     one JSON object per logged step (reward, reward_std, rewards/<name>/mean, ...)
     OUT/eval.json         held-out scores before and after training (eval.n prompts; 0 turns it off)
     OUT/adapter/          the LoRA adapter + tokenizer
@@ -21,6 +22,21 @@ from pathlib import Path
 
 VERIFICATION = "verification.json"  # beside the GGUF files, wherever `kit export` writes them
 LOCK_NAME = ".run.lock"
+# run.yaml's sections that record what the run used, after its settings; reading it back as a config drops them
+RUN_RECORDS = ("versions", "trainer", "memory")
+
+
+def write_run_section(run_file: Path, key: str, value: dict) -> None:
+    """Add or replace the top-level `key:` block of run.yaml, at the end, leaving every other line as written."""
+    import yaml
+
+    lines, kept, inside = run_file.read_text().splitlines(keepends=True), [], False
+    for line in lines:
+        if not line.startswith((" ", "-")) and line.strip():  # a top-level key or comment starts a block
+            inside = line.startswith(f"{key}:")
+        if not inside:
+            kept.append(line)
+    run_file.write_text("".join(kept) + yaml.safe_dump({key: value}, sort_keys=False))
 
 
 @dataclass(frozen=True)

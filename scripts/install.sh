@@ -9,6 +9,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# KIT_INSTALL=cpu installs the CPU build even where there is an NVIDIA GPU.
+gpu=false
+if [ "${KIT_INSTALL:-auto}" != cpu ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+    gpu=true
+    # Before anything is downloaded: with an older driver the CUDA 13 builds install fine and never see the GPU.
+    driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+    if [ "${driver%%.*}" -lt 580 ] 2>/dev/null; then
+        echo "install: the NVIDIA driver here is $driver, and the kit's GPU install (torch 2.13.0 and vLLM 0.31.0 from PyPI) is built for CUDA 13.0, which needs driver 580 or newer. Nothing was installed. Choose a runtime or image with driver 580 or newer (Colab's has 580.82), or update the driver; KIT_INSTALL=cpu bash scripts/install.sh installs the CPU build instead." >&2
+        exit 1
+    fi
+fi
+
 PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 pip=".venv/bin/python -m pip"
@@ -16,12 +28,8 @@ $pip install --quiet --upgrade pip
 
 unsloth_pins=$(.venv/bin/python -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['unsloth']))")
 
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
-    echo "install: NVIDIA GPU found: installing the gpu extra (Unsloth, vLLM 0.31.0, torch 2.13.0)"
-    driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
-    if [ "${driver%%.*}" -lt 580 ] 2>/dev/null; then
-        echo "install: WARNING: NVIDIA driver $driver; torch 2.13.0 and vLLM 0.31.0 from PyPI are CUDA 13.0 builds and need driver 580 or newer: torch will not see the GPU"
-    fi
+if [ "$gpu" = true ]; then
+    echo "install: NVIDIA GPU found (driver $driver): installing the gpu extra (Unsloth, vLLM 0.31.0, torch 2.13.0)"
     $pip install -e ".[gpu,gguf,dev]"
 else
     echo "install: no NVIDIA GPU: CPU torch 2.13.0, Unsloth without its GPU-only dependencies"

@@ -95,3 +95,20 @@ def test_4bit_vllm_plugin_is_in_the_gpu_extra():
 def test_cpu_and_gpu_installs_share_one_torch():
     installed = Version(Version(importlib.metadata.version("torch")).base_version)  # drop "+cpu"
     assert installed == pinned("gpu", "torch")
+
+
+# What each xformers release on PyPI was built against: its wheel's xformers/cpp_lib.json, and the CUDA runtime its
+# _C.so needs (readelf -d). None is built for torch 2.13; the 0.0.35 dev releases are Python only.
+XFORMERS_BUILT_FOR = {"0.0.35": ("2.10.0+cu128", "libcudart.so.12"), "0.0.34": ("2.10.0+cu128", "libcudart.so.12")}
+
+
+def test_the_gpu_extra_pins_no_xformers_build_for_another_torch():
+    """An xformers built for another torch and CUDA never loads (Unsloth falls back to PyTorch attention)."""
+    xformers = requirements("gpu").get("xformers")
+    if xformers is None:
+        return
+    torch = pinned("gpu", "torch")
+    for version, (built_for, runtime) in XFORMERS_BUILT_FOR.items():
+        assert not (version in xformers.specifier and Version(built_for).release != torch.release), (
+            f"the gpu extra admits xformers {version}, built for torch {built_for} ({runtime}); the extra's torch "
+            f"is {torch}: that xformers cannot load")

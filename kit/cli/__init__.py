@@ -55,11 +55,14 @@ def train_command(args: argparse.Namespace) -> int:
     from kit.config import read_yaml
     from kit.data import check_local_files
     from kit.env import driver_problem, has_gpu
+    from kit.plan.gpus import live_gpu_problem
     from kit.plan.preflight import check_before_training
     from kit.recipe import load_recipe
 
     if not has_gpu() and (problem := driver_problem()):  # torch sees no GPU: say why before the CPU takes over
         print(f"train: {problem}")
+    if has_gpu() and (problem := live_gpu_problem()):  # before Unsloth's import, which may fail there first
+        raise KitError(f"{problem}. Nothing was loaded.")
     recipe = load_recipe(args.recipe)
     if args.resume and not args.out:
         raise KitError("--resume needs --out: the folder of the interrupted run")
@@ -158,6 +161,14 @@ def push_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def doctor_command(args: argparse.Namespace) -> int:
+    from kit.doctor.doctor import run_doctor
+
+    if args.steps < 1:
+        raise KitError("--steps must be at least 1")
+    return run_doctor(Path(args.out) if args.out else None, args.steps)
+
+
 def chat_command(args: argparse.Namespace) -> int:
     from kit.eval.chat import chat_loop
 
@@ -188,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         commands = {"train": train_command, "export": export_command, "rewards": rewards_command,
                     "eval": eval_command, "chat": chat_command, "plan": plan_command,
-                    "push": push_command}
+                    "push": push_command, "doctor": doctor_command}
         return commands[args.command](args)
     except KitError as err:
         close_progress_bars()

@@ -84,6 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("overrides", nargs="*", metavar="section.key=value",
                       help="any setting, e.g. grpo.num_generations=16")
 
+    doctor = commands.add_parser("doctor", help="can this machine run the default GPU route? GPU, driver, versions, "
+                                 "vLLM with 4-bit + LoRA, a few GRPO steps; a JSON for bug reports")
+    doctor.add_argument("--out", help="the JSON report (default outputs/doctor-<time>.json)")
+    doctor.add_argument("--steps", type=int, default=3, help="GRPO steps on the default route (default 3)")
+
     rewards = commands.add_parser("rewards", help="work with a recipe's reward functions")
     rewards_commands = rewards.add_subparsers(dest="rewards_command", required=True)
     check = rewards_commands.add_parser("check", help="run the reward bundle on sample completions, with warnings")

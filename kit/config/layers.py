@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from kit.config.profiles import profile_layer, resolve_profile
 from kit.config.schema import PROFILES, RunConfig
 from kit.errors import KitError
+from kit.outputs import RUN_RECORDS
 
 
 def deep_merge(base: dict, over: dict) -> dict:
@@ -51,8 +52,8 @@ def read_yaml(path: str | Path) -> dict:
         raise KitError(f"config file {path} is not valid YAML: {err}") from None
     if not isinstance(data, dict):
         raise KitError(f"config file {path} must hold a mapping of settings, not {type(data).__name__}")
-    data.pop("versions", None)  # a run.yaml records these two; they are not settings
-    data.pop("memory", None)
+    for record in RUN_RECORDS:  # what a run.yaml records after its settings; not settings
+        data.pop(record, None)
     return data
 
 

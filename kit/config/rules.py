@@ -23,7 +23,7 @@ SHARDED = ("zero3", "fsdp")
 def cross_field_problems(cfg: RunConfig) -> list[str]:
     """Every rule that spans fields, each broken one as a sentence naming the keys and the fix."""
     problems = batch_problems(cfg) + model_problems(cfg) + multi_process_vllm_problems(cfg)
-    problems += stage_and_save_problems(cfg) + launcher_problems(cfg)
+    problems += loss_problems(cfg.grpo) + stage_and_save_problems(cfg) + launcher_problems(cfg)
     problems += extra_problems("grpo", cfg.grpo, "GRPOConfig", GRPO_CONFIG_FIELDS)
     problems += extra_problems("sft", cfg.sft, "SFTConfig", SFT_CONFIG_FIELDS)
     for name, weight in cfg.rewards.items():
@@ -85,9 +85,24 @@ def model_problems(cfg: RunConfig) -> list[str]:
     if cfg.model.vllm_standby and not cfg.model.fast_inference:
         problems.append("model.vllm_standby frees vLLM's memory between generations, and model.fast_inference is "
                         "false (no vLLM); set model.fast_inference=true or drop vllm_standby")
-    if cfg.grpo.loss_type == "luspo" and cfg.grpo.extra.get("importance_sampling_level") != "sequence":
+    return problems
+
+
+def loss_problems(g: GRPOSection) -> list[str]:
+    """Loss settings that cannot work, or that Unsloth's GPU trainer would change (so a GPU run would train
+    differently from the CPU run of the same config: kit.train.stages.grpo.trainer_settings)."""
+    problems = []
+    if g.loss_type == "luspo" and g.extra.get("importance_sampling_level") != "sequence":
         problems.append("grpo.loss_type luspo is a sequence-level loss: set grpo.extra.importance_sampling_level="
                         "sequence, or choose another loss_type")
+    if g.loss_type == "dr_grpo" and g.scale_rewards == "group":
+        problems.append("grpo.loss_type dr_grpo with grpo.scale_rewards=group: Dr. GRPO does not divide by the "
+                        "group's spread, and Unsloth's GPU trainer turns that scaling off for dr_grpo whatever is "
+                        "set; set grpo.scale_rewards=none (or batch), or choose another loss_type")
+    if g.loss_type == "cispo" and g.epsilon_high is not None and g.epsilon_high < 1:
+        problems.append(f"grpo.loss_type cispo caps each importance weight at grpo.epsilon_high itself, so "
+                        f"{g.epsilon_high} caps every weight below 1; leave epsilon_high unset (5.0, ScaleRL's "
+                        "value) or set one of 4 to 8")
     return problems
 
 

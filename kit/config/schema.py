@@ -68,13 +68,14 @@ class GRPOSection(Section):
     max_steps: int = Field(-1)  # -1: run num_train_epochs
     num_train_epochs: float = Field(1.0, gt=0)
     beta: float = Field(0.0, ge=0)  # KL weight; 0 (TRL's default) loads no reference model
-    temperature: float = Field(1.0, gt=0)
+    temperature: float = Field(1.0, gt=0, lt=10)  # Unsloth refuses 10 and above (sampling too erratic)
     # The loss, as TRL names it; TRL's defaults (tests/config/test_trl_fields.py keeps them in step with TRL).
     loss_type: LossType = "dapo"  # dapo: tokens weighted alike across the batch, no length bias; grpo: the paper's
-    scale_rewards: Literal["group", "batch", "none"] = "group"  # none: Dr. GRPO's choice, no question-difficulty bias
+    scale_rewards: Literal["group", "batch", "none"] = "group"  # none: Dr. GRPO's (the default with loss_type dr_grpo)
     mask_truncated_completions: bool = False  # true: cut-off completions leave the loss (DAPO); pair with a length cap
     epsilon: float = Field(0.2, gt=0)  # clip range of the policy ratio
-    epsilon_high: float | None = Field(None, gt=0)  # upper clip (DAPO's clip-higher uses 0.28); None: epsilon
+    epsilon_high: float | None = Field(None, gt=0)  # upper clip (DAPO's clip-higher: 0.28); None: epsilon, or
+    # 5.0 with cispo (its cap on the importance weight, ScaleRL's value); resolved by the kit, never left to Unsloth
     num_iterations: int = Field(1, gt=0)  # optimizer passes over each generated batch: >1 reuses the rollouts
     chat_template_kwargs: dict[str, Any] | None = None  # e.g. {enable_thinking: false} for Qwen3; evaluation too
     lr_scheduler_type: str = "cosine"
@@ -90,6 +91,14 @@ class GRPOSection(Section):
     save_total_limit: int = Field(2, gt=0)  # keep the latest K checkpoints
     report_to: str = "none"  # or "wandb", "tensorboard"
     extra: dict[str, Any] = Field(default_factory=dict)  # any other GRPOConfig field, passed through
+
+    @model_validator(mode="before")
+    @classmethod
+    def _dr_grpo_does_not_scale(cls, data: Any) -> Any:
+        """loss_type dr_grpo without a scale_rewards of its own: none, as the Dr. GRPO paper (and Unsloth) has it."""
+        if isinstance(data, dict) and data.get("loss_type") == "dr_grpo" and "scale_rewards" not in data:
+            data = {**data, "scale_rewards": "none"}
+        return data
 
 
 class SFTSection(Section):

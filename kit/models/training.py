@@ -67,6 +67,12 @@ def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
         )
     except OSError as err:
         raise cannot_load(cfg, err) from None
+    except Exception as err:  # vLLM's engine failed to start: one line with the way out, before any training
+        if not fast:
+            raise
+        raise vllm_failed("start", err) from err
+    if fast:
+        check_vllm_generates(model)
     if cfg.full_finetuning:
         return model, with_pad_token(tokenizer)
     model = FastLanguageModel.get_peft_model(
@@ -123,7 +129,29 @@ def weights_dtype(cfg: ModelConfig, cuda: bool):
         return getattr(torch, cfg.dtype)
     if not cuda:
         return torch.float32
-    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.bfloat16 if env.bf16_supported() else torch.float16
+
+
+def check_vllm_generates(model) -> None:
+    """Two greedy tokens through the new vLLM engine: a GPU it cannot generate on (vLLM on Turing is not yet
+    verified) fails here, with the way out, not in the first GRPO step minutes later."""
+    from vllm import SamplingParams
+
+    try:
+        outputs = model.fast_generate(["Hello"], sampling_params=SamplingParams(temperature=0.0, max_tokens=2))
+    except Exception as err:
+        raise vllm_failed("generate", err) from err
+    if not outputs or not outputs[0].outputs:
+        raise vllm_failed("generate", RuntimeError("it returned no completion for a test prompt"))
+
+
+def vllm_failed(what: str, err: Exception) -> KitError:
+    gpu = env.gpu_name() or "no GPU"
+    first = (str(err).strip().splitlines() or [""])[0][:300]
+    return KitError(f"vLLM's engine failed to {what} on this GPU ({gpu}): {type(err).__name__}: {first}. "
+                    "Nothing was trained. Train without vLLM: model.fast_inference=false (make train "
+                    "ARGS='model.fast_inference=false'; generation with transformers, several times slower per "
+                    "step, the same training otherwise)")
 
 
 def cannot_load(cfg: ModelConfig, err: OSError) -> KitError:  # not on the hub, no network, no cached copy

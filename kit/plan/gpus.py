@@ -12,6 +12,7 @@ GIB = 1024**3
 GPUS: dict[str, float] = {
     "T4": 14.7,  # Colab and Kaggle free tier; sold as 16 GB
     "P100": 15.9,  # Kaggle
+    "V100": 15.8,
     "L4": 22.0,
     "A10G": 22.2,
     "RTX3090": 23.6,
@@ -23,12 +24,15 @@ GPUS: dict[str, float] = {
 }
 
 
-# CUDA compute capability: vLLM needs 7.0 or more (Volta and newer), so a P100 generates without it.
 COMPUTE_CAPABILITY: dict[str, float] = {
-    "T4": 7.5, "P100": 6.0, "L4": 8.9, "A10G": 8.6, "RTX3090": 8.6, "RTX4090": 8.9,
+    "T4": 7.5, "P100": 6.0, "V100": 7.0, "L4": 8.9, "A10G": 8.6, "RTX3090": 8.6, "RTX4090": 8.9,
     "A100-40GB": 8.0, "A100-80GB": 8.0, "H100": 9.0, "H200": 9.0,
 }
-VLLM_MIN_CAPABILITY = 7.0
+# No binary of the GPU stack the kit pins has kernels below sm_75: torch 2.13.0+cu130's libtorch_cuda.so
+# (sm_75 to sm_121, no PTX), vLLM 0.31's extension and bitsandbytes' CUDA 13 library. Older GPUs fail at
+# their first CUDA kernel, with or without vLLM; Unsloth's own check (7.0 for vLLM) lets a V100 through.
+STACK_MIN_CAPABILITY = 7.5
+VLLM_UNVERIFIED_BELOW = 8.0  # vLLM 0.31 picks Triton attention there (FlashAttention and FlashInfer need 8.0)
 
 
 def compute_capability(name: str) -> float | None:
@@ -40,10 +44,42 @@ def compute_capability(name: str) -> float | None:
     return COMPUTE_CAPABILITY[max(known, key=len)] if known else None
 
 
-def too_old_for_vllm(gpu: str) -> float | None:
-    """The GPU's compute capability when it is known and below what vLLM needs, else None."""
+def too_old(gpu: str, capability: float | None = None) -> float | None:
+    """The GPU's compute capability when it is known (or given) and below what the kit's GPU stack runs on."""
+    capability = capability if capability is not None else compute_capability(gpu) if gpu else None
+    return capability if capability is not None and capability < STACK_MIN_CAPABILITY else None
+
+
+def gpu_problem(gpu: str, capability: float | None = None) -> str | None:
+    """One paragraph when the GPU is too old for the pinned stack: what fails, and what to do instead."""
+    found = too_old(gpu, capability)
+    if found is None:
+        return None
+    return (f"the {gpu} has compute capability {found}, and the kit's GPU install (torch 2.13.0 for CUDA 13, "
+            f"vLLM 0.31, bitsandbytes 0.50) has kernels for {STACK_MIN_CAPABILITY} (T4) and newer only: it stops "
+            "at its first CUDA kernel, with or without vLLM. Choose a T4 or newer (Kaggle: Settings > Accelerator "
+            "> GPU T4 x2; Colab: T4), or train on the CPU (PROFILE=smoke, or make demo-real for a real model)")
+
+
+def vllm_notes(gpu: str) -> list[str]:
+    """What is not yet known about vLLM on this GPU."""
     capability = compute_capability(gpu) if gpu else None
-    return capability if capability is not None and capability < VLLM_MIN_CAPABILITY else None
+    if capability is None or not STACK_MIN_CAPABILITY <= capability < VLLM_UNVERIFIED_BELOW:
+        return []
+    return [f"vLLM 0.31 on compute capability {capability} uses Triton attention (FlashAttention and FlashInfer "
+            "need 8.0); the kit has not run it on such a GPU yet. If vLLM's engine fails to start or to generate, "
+            "the run stops before training and says so; model.fast_inference=false trains without vLLM "
+            "(generation with transformers, several times slower)"]
+
+
+def live_gpu_problem() -> str | None:
+    """gpu_problem for the GPU this process sees, read from CUDA itself (no table needed)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    major, minor = torch.cuda.get_device_capability(0)
+    return gpu_problem(torch.cuda.get_device_name(0), float(f"{major}.{minor}"))
 
 
 def gpu_memory_gib(name: str) -> float:

@@ -10,10 +10,11 @@ Both halves must fit, so a plan checks both and proposes a utilization that leav
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 
 from kit.config import RunConfig
-from kit.plan.gpus import GIB, VLLM_MIN_CAPABILITY, too_old_for_vllm
+from kit.plan.gpus import GIB, gpu_problem, vllm_notes
 from kit.plan.memory import (
     Estimate,
     Stack,
@@ -42,6 +43,7 @@ class Plan:
     peak_gib: float  # predicted peak on this GPU with these settings
     problems: list[str] = field(default_factory=list)
     proposals: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the user should know, that does not change the verdict
 
     @property
     def verdict(self) -> str:
@@ -65,10 +67,27 @@ def training_beyond_vllm(estimate: Estimate) -> float:
     return static + max(estimate.total("generation"), estimate.total("training"))
 
 
+def unsloth_standby_utilization(gpu_gib: float) -> float:
+    """The vLLM share Unsloth sets itself with standby on (model.vllm_standby), whatever gpu_memory_utilization
+    says: its tiers for vLLM >= 0.11 by a tenth of the GPU's memory, times 0.95 (unsloth_zoo 2026.10.9,
+    vllm_utils.load_vllm). A T4 gets 0.76, an A100-40GB 0.855. UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE=1 keeps yours."""
+    tenth = gpu_gib / 10
+    tiers = ((4.0, 0.925), (2.5, 0.9), (2.0, 0.825), (1.4, 0.8), (1.0, 0.775))
+    return next((level for floor, level in tiers if tenth >= floor), 0.75) * 0.95
+
+
+def vllm_utilization(cfg: RunConfig, gpu_gib: float) -> float:
+    """The share of the GPU vLLM will take: Unsloth's own with standby on one GPU, else the setting."""
+    standby = cfg.model.vllm_standby and cfg.launch.num_processes == 1  # more processes: TRL's sleep mode
+    if standby and os.environ.get("UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE", "0") == "0":
+        return unsloth_standby_utilization(gpu_gib)
+    return cfg.model.gpu_memory_utilization
+
+
 def peak_on_gpu(cfg: RunConfig, estimate: Estimate, gpu_gib: float) -> float:
     if not cfg.model.fast_inference:
         return estimate.peak_gib
-    share = cfg.model.gpu_memory_utilization * gpu_gib
+    share = vllm_utilization(cfg, gpu_gib) * gpu_gib
     return max(share, vllm_share_needed(estimate)) + training_beyond_vllm(estimate)
 
 
@@ -76,17 +95,20 @@ def assess(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: S
     """The estimate, the peak on this GPU and its problems: everything a verdict needs, no proposals."""
     estimate = estimate_memory(cfg, shape, stack)
     plan = Plan(cfg, shape, gpu, gpu_gib, estimate, peak_on_gpu(cfg, estimate, gpu_gib))
+    plan.problems += [problem] if (problem := gpu_problem(gpu)) else []
     if cfg.model.fast_inference:
-        plan.problems += vllm_gpu_problems(gpu) + vllm_share_problems(cfg, shape, estimate, gpu_gib)
+        plan.problems += vllm_share_problems(cfg, shape, estimate, gpu_gib)
+        plan.notes += vllm_notes(gpu) + standby_notes(cfg, gpu_gib)
     return plan
 
 
-def vllm_gpu_problems(gpu: str) -> list[str]:
-    capability = too_old_for_vllm(gpu)
-    if capability is None:
+def standby_notes(cfg: RunConfig, gpu_gib: float) -> list[str]:
+    util = vllm_utilization(cfg, gpu_gib)
+    if util == cfg.model.gpu_memory_utilization:
         return []
-    return [f"vLLM needs compute capability {VLLM_MIN_CAPABILITY} or more and the {gpu} has {capability}: "
-            "set model.fast_inference=false (generation with transformers, slower)"]
+    return [f"model.vllm_standby: Unsloth sets vLLM's share to {util:.4g} of this GPU itself, in place of "
+            f"model.gpu_memory_utilization={cfg.model.gpu_memory_utilization}; the plan uses {util:.4g} "
+            "(UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE=1 keeps the setting)"]
 
 
 def make_plan(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: Stack = "unsloth") -> Plan:
@@ -100,7 +122,7 @@ def round_up(value: float, step: float = 0.05) -> float:
 
 
 def vllm_share_problems(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float) -> list[str]:
-    util = cfg.model.gpu_memory_utilization
+    util = vllm_utilization(cfg, gpu_gib)
     share, needed, rest = util * gpu_gib, vllm_share_needed(estimate), training_beyond_vllm(estimate)
     problems = []
     if needed > MAX_UTILIZATION * gpu_gib:
@@ -190,7 +212,7 @@ def vllm_share_line(plan: Plan) -> str:
     cfg = plan.cfg
     util = suggested_utilization(cfg, plan.shape, plan.estimate, plan.gpu_gib)
     return (f"vLLM's share: gpu_memory_utilization {util} holds the whole generation batch at once and leaves "
-            f"training its room (now {cfg.model.gpu_memory_utilization})")
+            f"training its room (now {vllm_utilization(cfg, plan.gpu_gib):.4g})")
 
 
 def batch_proposal(cfg: RunConfig, shape: ModelShape, gpu_gib: float, stack: Stack) -> str:
@@ -234,12 +256,13 @@ def describe(plan: Plan) -> str:
     lines.append(f"  {'needed at least':<26} {plan.estimate.peak_gib:>7.2f}  static + the larger of generation "
                  f"and training")
     if cfg.model.fast_inference:
-        share = cfg.model.gpu_memory_utilization * plan.gpu_gib
+        share = vllm_utilization(cfg, plan.gpu_gib) * plan.gpu_gib
         lines.append(f"  {'on this GPU':<26} {plan.peak_gib:>7.2f}  vLLM's share {share:.2f} "
                      f"+ training beside it {training_beyond_vllm(plan.estimate):.2f}")
     lines += ["", f"verdict: {plan.verdict}: {plan.peak_gib:.1f} of {plan.gpu_gib:.1f} GiB "
                   f"({plan.peak_gib / plan.gpu_gib:.0%}); the estimate is good to about +-25%"]
     lines += [f"  problem: {p}" for p in plan.problems]
+    lines += [f"  note: {n}" for n in plan.notes]
     lines += ["", "largest that fits on this GPU (one setting at a time, the others as they are):"]
     lines += [f"  {p}" for p in plan.proposals]
     if cfg.model.fast_inference and not plan.problems:

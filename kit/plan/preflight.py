@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kit.config import RunConfig
 from kit.errors import KitError
-from kit.plan.gpus import GPUS, gpu_memory_gib, this_gpu, too_old_for_vllm
+from kit.plan.gpus import GPUS, gpu_memory_gib, this_gpu, too_old
 from kit.plan.planner import Plan, assess, describe, make_plan
 from kit.plan.shapes import read_shape
 
@@ -42,9 +42,9 @@ def plan_page(cfg: RunConfig, gpu: str | None, stack: str | None) -> tuple[str, 
 
 
 def short_verdict(plan: Plan) -> str:
-    """The verdict in a word or two; a GPU vLLM cannot run on says that rather than "does not fit"."""
-    if plan.cfg.model.fast_inference and too_old_for_vllm(plan.gpu):
-        return "needs model.fast_inference=false (too old for vLLM)"
+    """The verdict in a word or two; a GPU the stack cannot run on says that rather than "does not fit"."""
+    if too_old(plan.gpu):
+        return "too old (compute capability below 7.5)"
     return plan.verdict
 
 

@@ -9,22 +9,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-import yaml
 from transformers import TrainerCallback
 
+from kit.outputs import write_run_section
 from kit.plan.gpus import GIB
-from kit.plan.planner import Plan
+from kit.plan.planner import Plan, vllm_utilization
 
 RECORD_AFTER_STEP = 2
 
 
 def planned(plan: Plan) -> dict:
-    return {
+    section = {
         "gpu": plan.gpu,
         "gpu_gib": round(plan.gpu_gib, 2),
         "estimated_peak_gib": round(plan.peak_gib, 2),
         "estimated_terms_gib": {t.name: round(t.gib, 3) for t in plan.estimate.terms},
     }
+    if plan.cfg.model.fast_inference:  # with standby, Unsloth's share, not the setting (kit.plan.planner)
+        section["vllm_gpu_memory_utilization"] = vllm_utilization(plan.cfg, plan.gpu_gib)
+    return section
 
 
 def cuda_peaks() -> dict | None:
@@ -36,13 +39,6 @@ def cuda_peaks() -> dict | None:
         "measured_max_allocated_gib": round(torch.cuda.max_memory_allocated() / GIB, 3),
         "measured_max_reserved_gib": round(torch.cuda.max_memory_reserved() / GIB, 3),
     }
-
-
-def write_memory_section(run_file: Path, section: dict) -> None:
-    """Add or replace `memory:` at the end of run.yaml, leaving the settings above it as written."""
-    text = run_file.read_text()
-    head = text.split("\nmemory:\n")[0].rstrip("\n") + "\n"
-    run_file.write_text(head + yaml.safe_dump({"memory": section}, sort_keys=False))
 
 
 class MemoryRecorder(TrainerCallback):
@@ -60,4 +56,4 @@ class MemoryRecorder(TrainerCallback):
         section = planned(self.plan) if self.plan else {}
         section.update(peaks or {"measured": "no GPU"})
         section["after_step"] = state.global_step
-        write_memory_section(self.run_file, section)
+        write_run_section(self.run_file, "memory", section)

@@ -82,3 +82,65 @@ def test_no_nvidia_smi_is_no_driver_problem(monkeypatch):
 
     monkeypatch.setattr(env.subprocess, "run", missing)
     assert env.nvidia_driver_version() is None and env.driver_problem() is None
+
+
+def pretend_gpu(monkeypatch, capability: tuple[int, int]):
+    """torch as it answers on a GPU of this compute capability; torch 2.13's is_bf16_supported() counts
+    emulation by default, so it says True on a T4 too."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+
+
+@pytest.mark.parametrize("capability, expected", [((7, 5), "float16"), ((8, 0), "bfloat16"), ((9, 0), "bfloat16")])
+def test_weights_are_bf16_only_where_the_gpu_computes_in_it(monkeypatch, capability, expected):
+    import torch
+
+    pretend_gpu(monkeypatch, capability)
+    assert env.bf16_supported() == (expected == "bfloat16")
+    assert loader.weights_dtype(ModelConfig(), cuda=True) is getattr(torch, expected)
+    assert loader.weights_dtype(ModelConfig(dtype="bfloat16"), cuda=True) is torch.bfloat16  # asked for by name
+
+
+class EngineThatCannotGenerate:
+    def fast_generate(self, prompts, sampling_params=None, lora_request=None):
+        raise RuntimeError("triton.runtime.errors.OutOfResources: out of resource: shared memory")
+
+
+def test_a_vllm_engine_that_fails_to_start_stops_the_run_with_the_way_out(monkeypatch):
+    def engine_fails(**kwargs):
+        assert kwargs["fast_inference"] is True
+        raise ValueError("No available attention backend for compute capability 7.5\nmore detail")
+
+    monkeypatch.setattr(env, "vllm_usable", lambda: True)
+    monkeypatch.setattr(env, "gpu_name", lambda: "Tesla T4")
+    monkeypatch.setattr(loader.FastLanguageModel, "from_pretrained", engine_fails)
+    with pytest.raises(KitError) as caught:
+        loader.load_model(ModelConfig(name="org/model", fast_inference=True))
+    message = str(caught.value)
+    assert message.startswith("vLLM's engine failed to start on this GPU (Tesla T4): ValueError: No available "
+                              "attention backend for compute capability 7.5. Nothing was trained."), message
+    assert "model.fast_inference=false" in message and "more detail" not in message
+
+
+def test_a_vllm_engine_that_cannot_generate_is_found_before_training(monkeypatch):
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(SamplingParams=lambda **kwargs: kwargs))
+    monkeypatch.setattr(env, "vllm_usable", lambda: True)
+    monkeypatch.setattr(loader.FastLanguageModel, "from_pretrained",
+                        lambda **kwargs: (EngineThatCannotGenerate(), object()))
+    with pytest.raises(KitError, match=r"failed to generate .*OutOfResources.*model.fast_inference=false"):
+        loader.load_model(ModelConfig(name="org/model", fast_inference=True))
+
+
+def test_without_vllm_a_load_error_is_not_blamed_on_vllm(monkeypatch):
+    def broken(**kwargs):
+        raise ValueError("a bug in the loader")
+
+    monkeypatch.setattr(loader.FastLanguageModel, "from_pretrained", broken)
+    with pytest.raises(ValueError, match="a bug in the loader"):
+        loader.load_model(ModelConfig(name="org/model", fast_inference=False))

@@ -92,12 +92,38 @@ def test_no_advice_sets_gpu_memory_utilization_outside_its_range(model, gpu, gib
     assert all(0 < v <= 0.95 for v in advised), text
 
 
-def test_a_gpu_too_old_for_vllm_is_told_to_generate_without_it():
-    p = plan(QWEN, gpu="P100", gib=15.9)
-    assert p.refused and any("compute capability 7.0" in problem and "model.fast_inference=false" in problem
-                             for problem in p.problems), p.problems
-    assert plan(QWEN, gpu="P100", gib=15.9, model={"fast_inference": False}).verdict == FITS
+@pytest.mark.parametrize("gpu, gib", [("P100", 15.9), ("V100", 15.8), ("Tesla P100-PCIE-16GB", 15.9)])
+def test_a_gpu_below_the_stacks_kernels_is_refused_with_or_without_vllm(gpu, gib):
+    """No binary of the pinned stack has kernels below sm_75: turning vLLM off does not rescue a P100 or V100."""
+    for fast in (True, False):
+        p = plan(QWEN, gpu=gpu, gib=gib, model={"fast_inference": fast})
+        assert p.refused and any("7.5 (T4) and newer only" in problem and "GPU T4 x2" in problem
+                                 for problem in p.problems), p.problems
+        assert not any("fast_inference=false" in problem for problem in p.problems), p.problems
     assert not plan(QWEN, gpu="Tesla T4", gib=14.7).problems  # the name CUDA reports
+
+
+def test_vllm_on_turing_is_said_to_be_unverified_and_on_ampere_not():
+    notes = plan(QWEN, model={"gpu_memory_utilization": 0.5}).notes
+    assert any("Triton attention" in n and "stops before training" in n for n in notes), notes
+    assert "note: vLLM 0.31 on compute capability 7.5" in describe(plan(QWEN, model={"gpu_memory_utilization": 0.5}))
+    assert not plan(QWEN, gpu="A100-40GB", gib=39.4).notes
+    assert not plan(QWEN, model={"fast_inference": False}).notes
+
+
+@pytest.mark.parametrize("gib, share", [(14.7, 0.76), (22.0, 0.78375), (39.4, 0.855), (79.2, 0.87875)])
+def test_standby_plans_the_share_unsloth_sets_not_the_setting(gib, share, monkeypatch):
+    """Unsloth replaces gpu_memory_utilization with its own level when standby is on (unsloth_zoo's tiers)."""
+    monkeypatch.delenv("UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE", raising=False)
+    settings = {"gpu_memory_utilization": 0.3, "vllm_standby": True}
+    with_standby, without = plan(QWEN, gib=gib, model=settings), plan(QWEN, gib=gib, model={**settings,
+                                                                                            "vllm_standby": False})
+    training = with_standby.peak_gib - share * gib
+    assert abs(training - (without.peak_gib - 0.3 * gib)) < 1e-6  # same training beside a different share
+    assert any(f"vLLM's share to {share:.4g} of this GPU" in n for n in with_standby.notes), with_standby.notes
+    assert f"vLLM's share {share * gib:.2f}" in describe(with_standby)
+    monkeypatch.setenv("UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE", "1")  # Unsloth's own switch to keep the setting
+    assert plan(QWEN, gib=gib, model=settings).peak_gib == without.peak_gib
 
 
 def test_what_the_plan_leaves_out_is_said():

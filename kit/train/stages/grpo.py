@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from kit import ranks
-from kit.config import SHARDED, RunConfig
+from kit.config import SHARDED, GRPOSection, RunConfig
 from kit.models import training as loader  # imports Unsloth, which must patch TRL before TRL is used
-from kit.outputs import RunDir
+from kit.outputs import RunDir, write_run_section
 from kit.recipe import Recipe
 from kit.rewards.bundle import RewardBundle
 from kit.rewards.guard import CheckedReward
@@ -20,6 +20,7 @@ from kit.train.stages.settings import checked_extra
 # What the kit sets in GRPOConfig itself, and where the user changes it instead.
 KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed",
             "reward_weights": "the recipe's weights (rewards.<name>=W)", "save_strategy": "grpo.save_steps"}
+CISPO_EPSILON_HIGH = 5.0  # CISPO's cap on the importance weight: ScaleRL's value, as TRL's docs and Unsloth give it
 
 
 def arguments(cfg: RunConfig, recipe: Recipe, rows, rewards: RewardBundle, out: RunDir):
@@ -30,17 +31,47 @@ def grpo_args(cfg: RunConfig, out: RunDir | Path, rewards: RewardBundle):
     """TRL's GRPOConfig from the `grpo` section; `grpo.extra` passes any other field through."""
     from trl import GRPOConfig
 
-    g = cfg.grpo
-    extra = checked_extra("grpo", g.extra, GRPOConfig, KIT_SETS)
-    settings = g.model_dump(exclude={"extra", "save_minutes"})  # save_minutes: the kit's callback, not TRL's
+    extra = checked_extra("grpo", cfg.grpo.extra, GRPOConfig, KIT_SETS)
     return GRPOConfig(
         output_dir=str(RunDir(out).checkpoints),
         seed=cfg.seed,
         reward_weights=rewards.weights,
         save_strategy="steps",
-        **settings,
+        **trainer_settings(cfg.grpo),
         **{**rank_settings(cfg), **extra},
     )
+
+
+def trainer_settings(g: GRPOSection) -> dict:
+    """The `grpo` section as GRPOConfig fields, with no value left for a trainer to fill in.
+
+    Unsloth's GPU-side GRPOConfig fills unset values its own way (epsilon_high None becomes 0.28 with an
+    explicit dapo, 5.0 with cispo) and its CPU backend does not patch TRL at all, so a value left to it would
+    make one config train differently on a GPU and on a CPU. tests/train/test_unsloth_config_patch.py applies
+    Unsloth's GPU patch on the CPU and checks that no setting changes under it.
+    """
+    settings = g.model_dump(exclude={"extra", "save_minutes"})  # save_minutes: the kit's callback, not TRL's
+    settings["epsilon_high"] = resolved_epsilon_high(g)
+    return settings
+
+
+def resolved_epsilon_high(g: GRPOSection) -> float:
+    if g.epsilon_high is not None:
+        return g.epsilon_high
+    return CISPO_EPSILON_HIGH if g.loss_type == "cispo" else g.epsilon  # TRL's own rule: the lower clip
+
+
+def held_settings(cfg: RunConfig, trainer_args) -> dict:
+    """What the constructed trainer holds for each `grpo` setting (and grpo.extra key): run.yaml's record,
+    read back from the trainer rather than from the config, so a value a library changed shows there."""
+    names = [*trainer_settings(cfg.grpo), *cfg.grpo.extra]
+    return {name: plain(getattr(trainer_args, name)) for name in names if hasattr(trainer_args, name)}
+
+
+def plain(value):
+    """A trainer value as YAML can hold it: enums by their value, tuples as lists."""
+    value = getattr(value, "value", value)
+    return list(value) if isinstance(value, tuple) else value
 
 
 def rank_settings(cfg: RunConfig) -> dict:
@@ -73,6 +104,8 @@ def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards: Re
     from kit.train.resume import SaveEveryMinutes
 
     trainer = build_trainer(cfg, args, model, tokenizer, dataset, rewards, out)
+    if ranks.is_main():
+        write_run_section(out.run_file, "trainer", {"grpo": held_settings(cfg, trainer.args)})
     if checkpoint is not None and trained_to_plan(cfg.grpo.max_steps, checkpoint):
         print(f"resume: {checkpoint} holds every planned step; writing the outputs the stopped run did not")
         trainer._load_from_checkpoint(str(checkpoint))  # the weights, as train(resume_from_checkpoint=) loads them
