@@ -8,6 +8,7 @@
 #   make demo                 # CPU: a tiny model learns digit sums (SFT then GRPO), in a couple of minutes
 #   make demo-real [ARGS='seed=2']   # CPU: the real SmolLM2-135M-Instruct, SFT then GRPO with LoRA, ~13 minutes
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
+#   make doctor [OUT=file.json]   # can this GPU run the default route? minutes; a JSON for bug reports
 #   make gpu-check [SHAPE=tiny|qwen2.5-1.5b|smollm2 STEPS=4 OUT=file.json]   # the GPU route end to end, offline, one line a check
 #   make test                # ruff, then every test (tests/e2e are the slow end-to-end runs)
 
@@ -15,7 +16,7 @@ RECIPE ?= gsm8k
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: install train plan demo demo-real export gpu-check test clean
+.PHONY: install train plan demo demo-real export doctor gpu-check test clean
 
 comma := ,
 
@@ -47,6 +48,9 @@ demo-real: $(STAMP)
 
 export: $(STAMP)
 	$(PY) -m kit export $(MERGED) --quant $(subst $(comma), ,$(or $(QUANT),q4_k_m))
+
+doctor: $(STAMP)
+	$(PY) -m kit doctor $(if $(OUT),--out $(OUT))
 
 gpu-check: $(STAMP)
 	$(PY) bench/gpu_check.py $(if $(SHAPE),--shape $(SHAPE)) $(if $(STEPS),--steps $(STEPS)) $(if $(OUT),--out $(OUT))

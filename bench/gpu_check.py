@@ -19,49 +19,71 @@ check, in this order:
     merge vs peft        the kit's shard merge of the trained adapter against PEFT's merge_and_unload
     adapter hf generate  seeded transformers sampling with the adapter on and switched off: must differ
     vllm adapter         the same through Unsloth's vLLM engine (fast_inference), with and without a LoRA request
+    default route        what `make train RECIPE=gsm8k` runs on one GPU: gsm8k's full-profile model settings (4-bit
+                         weights read by vLLM, Unsloth's vLLM engine for the rollouts, LoRA) on this shape for a few
+                         steps, then the evaluation through the live adapter (kit.doctor.route; `kit doctor` runs it
+                         on the tiny shape)
 
-Each check runs in a fresh process of this file (`--worker`): Unsloth patches transformers and TRL at
-import, so plain TRL needs a process that never imported it, and torch.cuda.max_memory_allocated is then
-one check's alone. The three GRPO sides run alternated (kit, unsloth, trl, kit, ...) with the same model,
-data, reward and settings, and generate with transformers (vLLM is checked on its own line). What this
-machine cannot do is skipped by name with the reason; a failed check makes the exit code 1. The figures
-go to --out as JSON (default outputs/gpu-check-<time>.json): versions, the GPU, each check's status and
-figures; BENCHMARKS.md ("GPU route check") describes the format.
+Each check runs in a fresh process of this file (`--worker`, kit.doctor.processes): Unsloth patches
+transformers and TRL at import, so plain TRL needs a process that never imported it, and
+torch.cuda.max_memory_allocated is then one check's alone. The three GRPO sides run alternated (kit,
+unsloth, trl, kit, ...) with the same model, data, reward and settings, and generate with transformers
+(vLLM is checked on its own lines). What this machine cannot do is skipped by name with the reason; a failed
+check makes the exit code 1. The figures go to --out as JSON (default outputs/gpu-check-<time>.json):
+versions, the GPU, each check's status and figures; BENCHMARKS.md ("GPU route check") describes the format.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
-import math
 import os
 import platform
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-GIB = 1024**3
-SEED = 3407
-PASS, FAIL, SKIP = "pass", "fail", "skip"
+sys.path.insert(0, str(REPO))  # run as a script from a checkout: the kit beside it, installed or not
+
+from kit.doctor import route  # noqa: E402  (the standard library only, as every kit.doctor module here)
+from kit.doctor.machine import Machine, probe_machine  # noqa: E402
+from kit.doctor.processes import (  # noqa: E402
+    FAIL,
+    PASS,
+    SKIP,
+    Check,
+    Driver,
+    exit_code,
+    exit_on_sigterm,
+    progress,
+    run_worker,
+    skipped,
+)
+from kit.doctor.workers import (  # noqa: E402
+    GENERATE_PROMPTS,
+    GENERATE_TOKENS,
+    SEED,
+    adapter_verdict,
+    memory_figures,
+    prompt_dataset,
+    rendered_prompts,
+    shared_workers,
+    token_parity,
+    train_timed,
+)
+
 SIDES = {"kit": "grpo kit", "unsloth": "grpo unsloth script", "trl": "grpo plain trl"}
 CHECKS = ("build model", "load 16-bit", "load 4-bit", *SIDES.values(), "merge vs peft", "adapter hf generate",
-          "vllm adapter")
-PACKAGES = ("grpo-kit", "torch", "transformers", "trl", "peft", "accelerate", "unsloth", "unsloth_zoo", "bitsandbytes",
-            "vllm", "datasets")
+          "vllm adapter", "default route")
 MERGED_DTYPE = "bfloat16"  # what `kit train` writes by default (save.merged_dtype)
 PROMPT_TOKENS = 64  # data.max_prompt_length: the digit prompts below are about 20 tokens
-GENERATE_PROMPTS, GENERATE_TOKENS = 4, 32  # the two generation checks
-MISSING = {"cuda": "no CUDA device", "unsloth": "Unsloth not installed", "trl": "TRL not installed",
-           "peft": "PEFT not installed", "bitsandbytes": "bitsandbytes not installed", "vllm": "vLLM not installed"}
 
 
 @dataclass(frozen=True)
@@ -94,171 +116,15 @@ CONFIG_FILES = {"qwen2.5-1.5b": REPO / "bench" / "model_configs" / "Qwen2.5-1.5B
 REAL_MODELS = {"smollm2": "kit:smollm2"}  # shapes that copy real weights instead of building random ones
 
 
-@dataclass
-class Check:
-    name: str
-    status: str
-    summary: str = ""  # the figures in words, when it passed
-    reason: str | None = None  # why it failed or was skipped
-    figures: dict = field(default_factory=dict)
-
-    def line(self) -> str:
-        return f"{self.name:<21}{self.status:<6}{self.summary or self.reason or ''}"
-
-
-@dataclass(frozen=True)
-class Machine:
-    cuda: bool
-    gpu: str | None
-    gpu_memory_gib: float | None
-    bf16: bool
-    versions: dict  # package -> version, None when not installed
-    nvidia_driver: str | None = None
-    driver_problem: str | None = None  # a driver too old for the CUDA build: torch then sees no GPU
-
-    def gaps(self, needs: tuple[str, ...]) -> list[str]:
-        """Why a check needing `needs` cannot run here, by name; empty when it can."""
-        return [MISSING[n] for n in needs if (n == "cuda" and not self.cuda) or (n != "cuda" and not self.versions[n])]
-
-
-# --- what every GRPO side shares: prompts, reward, step timing ------------------------------------
-
-
-def prompt_rows(count: int = 64) -> list[dict]:
-    """Chat prompts in the digit_sum recipe's wording: short, and the same on every side."""
-    return [{"prompt": [{"role": "user", "content": f"What is {i % 10} plus {i * 7 % 10} plus {i * 3 % 10}?"}]}
-            for i in range(count)]
-
-
-def token_parity(completions, completion_ids, **kwargs) -> list[float]:
-    """The share of even token ids. A task reward gives a random model all zeros, hence zero advantages
-    and an adapter that never moves; this one differs between random completions, so it trains."""
-    return [sum(1 for t in ids if t % 2 == 0) / max(len(ids), 1) for ids in completion_ids]
-
-
-def steady_seconds(step_seconds: list[float]) -> float:
-    """Seconds per step without the first step (kernel compilation, caches) when there are more."""
-    return statistics.median(step_seconds[1:] if len(step_seconds) > 1 else step_seconds)
-
-
-def step_timer():
-    """A TrainerCallback recording each optimizer step's wall time (generation, rewards, backward)."""
-    import torch
-    from transformers import TrainerCallback
-
-    class StepTimer(TrainerCallback):
-        def __init__(self):
-            self.seconds: list[float] = []
-
-        def on_step_begin(self, args, state, control, **kwargs):
-            self.started = time.perf_counter()
-
-        def on_step_end(self, args, state, control, **kwargs):
-            if torch.cuda.is_available():
-                torch.cuda.synchronize()  # CUDA runs ahead of Python; count the step's kernels in its time
-            self.seconds.append(time.perf_counter() - self.started)
-
-    return StepTimer()
-
-
-def memory_figures() -> dict:
-    """This process's peaks: GPU memory PyTorch allocated / reserved, else the CPU's resident set."""
-    import resource
-
-    import torch
-
-    if torch.cuda.is_available():
-        return {"peak_allocated_gib": torch.cuda.max_memory_allocated() / GIB,
-                "peak_reserved_gib": torch.cuda.max_memory_reserved() / GIB}
-    return {"peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / GIB}
-
-
-def train_timed(trainer) -> dict:
-    timer = step_timer()
-    trainer.add_callback(timer)
-    trainer.train()
-    return {"step_seconds": timer.seconds, "seconds_per_step": steady_seconds(timer.seconds), **memory_figures()}
-
-
-def prompt_dataset():
-    from datasets import Dataset
-
-    return Dataset.from_list(prompt_rows())
-
-
-def rendered_prompts(tokenizer, count: int) -> list[str]:
-    return [tokenizer.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
-            for row in prompt_rows(count)]
-
-
-def differing_rows(first: list[list[int]], second: list[list[int]]) -> int:
-    """How many generations differ in at least one token (or in length)."""
-    return sum(1 for a, b in zip(first, second, strict=True) if list(a) != list(b))
-
-
 # --- workers: each runs in a fresh process and returns {"status", "reason", "figures"} ------------
+# (the model's build, the device probe and the default route are kit.doctor's, shared with `kit doctor`)
 
 
-def work_build(spec: dict) -> dict:
-    """A model folder from a config with random weights and the kit's tiny tokenizer: nothing downloaded."""
-    if spec["shape"] in REAL_MODELS:
-        return copy_real_model(spec)
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GenerationConfig
-
-    from kit.models.tiny import tiny_model_path
-
-    started = time.perf_counter()
-    out = Path(spec["model_dir"])
-    tokenizer = AutoTokenizer.from_pretrained(tiny_model_path("demo"))  # the demo model: no pretraining to wait for
-    fields = model_fields(spec["shape"], len(tokenizer))
-    ids = {"bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id,
-           "pad_token_id": tokenizer.pad_token_id}
-    config = AutoConfig.for_model(fields.pop("model_type"), **fields, **ids)
-    torch.manual_seed(SEED)
-    with torch.device("cuda" if torch.cuda.is_available() else "cpu"):  # random init is far faster on a GPU
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
-    model.generation_config = GenerationConfig(**ids)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    size = sum(f.stat().st_size for f in out.glob("*.safetensors"))
-    return {"status": PASS, "figures": {
-        "seconds": time.perf_counter() - started, "parameters": sum(p.numel() for p in model.parameters()),
-        "layers": config.num_hidden_layers, "hidden": config.hidden_size, "vocab": config.vocab_size,
-        "tokenizer_pieces": len(tokenizer), "weights_gib": size / GIB, "model_type": config.model_type}}
-
-
-def copy_real_model(spec: dict) -> dict:
-    """A real model's folder, as the kit resolves its name offline, copied so the checks own their files."""
-    from safetensors import safe_open
-
-    from kit.models.names import resolve_model_name
-
-    started = time.perf_counter()
-    out = Path(spec["model_dir"])
-    shutil.copytree(resolve_model_name(REAL_MODELS[spec["shape"]]), out)
-    config = json.loads((out / "config.json").read_text())
-    parameters = 0
-    for weights in out.glob("*.safetensors"):
-        with safe_open(weights, "pt") as f:
-            parameters += sum(math.prod(f.get_slice(name).get_shape()) for name in f.keys())
-    size = sum(f.stat().st_size for f in out.glob("*.safetensors"))
-    return {"status": PASS, "figures": {
-        "seconds": time.perf_counter() - started, "parameters": parameters, "layers": config["num_hidden_layers"],
-        "hidden": config["hidden_size"], "vocab": config["vocab_size"], "tokenizer_pieces": config["vocab_size"],
-        "weights_gib": size / GIB, "model_type": config["model_type"], "real_weights": True}}
-
-
-def model_fields(shape: str, tokenizer_pieces: int) -> dict:
-    """config.json fields of a shape: a file in bench/model_configs, or the kit's tiny Qwen2."""
-    if shape in CONFIG_FILES:
-        return json.loads(CONFIG_FILES[shape].read_text())
-    from kit.models.tiny import SPECS
-
-    tiny = SPECS["qwen2"]
-    return {"model_type": tiny.architecture, "hidden_size": tiny.hidden, "intermediate_size": tiny.intermediate,
-            "num_hidden_layers": tiny.layers, "num_attention_heads": tiny.heads, "num_key_value_heads": tiny.kv_heads,
-            "vocab_size": tokenizer_pieces, "tie_word_embeddings": True}  # tied, as Qwen2.5-1.5B is
+def build_spec(shape: str, model_dir: Path) -> dict:
+    """What kit.doctor.workers.work_build makes for a shape: a file in bench/model_configs, real weights, or
+    (neither) the kit's tiny Qwen2."""
+    fields = json.loads(CONFIG_FILES[shape].read_text()) if shape in CONFIG_FILES else None
+    return {"model_dir": str(model_dir), "fields": fields, "real_model": REAL_MODELS.get(shape)}
 
 
 def work_load(spec: dict) -> dict:
@@ -452,24 +318,6 @@ def work_generate_hf(spec: dict) -> dict:
     return verdict
 
 
-def adapter_verdict(tuned: list[list[int]], plain: list[list[int]], again: list[list[int]]) -> dict:
-    """Seeded samples with the adapter (`tuned`) against the base's, drawn twice (`plain`, `again`).
-
-    Random weights make greedy decoding repeat one token whatever a small adapter does, so the checks
-    sample (temperature 1, as GRPO does) with one seed. The base drawn twice must agree, so that a
-    difference can only come from the adapter.
-    """
-    differ = differing_rows(tuned, plain)
-    figures = {"prompts": len(tuned), "new_tokens": GENERATE_TOKENS, "differing_prompts": differ,
-               "base_repeatable": differing_rows(plain, again) == 0}
-    reason = None
-    if not figures["base_repeatable"]:
-        reason = "the base model's seeded samples differ between two runs: not repeatable here, so proves nothing"
-    elif not differ:
-        reason = "the same seeded samples with the adapter as without it: the adapter changed nothing"
-    return {"status": FAIL if reason else PASS, "reason": reason, "figures": figures}
-
-
 def work_vllm(spec: dict) -> dict:
     """Unsloth's vLLM engine (fast_inference), seeded sampling without and with the adapter as a LoRA request."""
     import unsloth  # noqa: F401  (before vLLM's transformers imports)
@@ -502,101 +350,12 @@ def work_vllm(spec: dict) -> dict:
     return verdict
 
 
-def work_probe(spec: dict) -> dict:
-    """What the device is, from a process of its own (a CUDA context in the driver would hold GPU memory)."""
-    import torch
-
-    from kit.env import bf16_supported
-
-    if not torch.cuda.is_available():
-        return {"status": PASS, "figures": {"cuda": False}}
-    props = torch.cuda.get_device_properties(0)
-    return {"status": PASS, "figures": {"cuda": True, "gpu": props.name, "gpu_memory_gib": props.total_memory / GIB,
-                                        "bf16": bf16_supported()}}
-
-
-WORKERS = {"probe": work_probe, "build": work_build, "load": work_load, "grpo-kit": work_grpo_kit,
-           "grpo-unsloth": work_grpo_unsloth, "grpo-trl": work_grpo_trl, "merge": work_merge,
-           "generate-hf": work_generate_hf, "vllm": work_vllm}
+WORKERS = {**shared_workers(), "load": work_load, "grpo-kit": work_grpo_kit, "grpo-unsloth": work_grpo_unsloth,
+           "grpo-trl": work_grpo_trl, "merge": work_merge, "generate-hf": work_generate_hf, "vllm": work_vllm}
 SIDE_WORKERS = {"kit": "grpo-kit", "unsloth": "grpo-unsloth", "trl": "grpo-trl"}
 
 
-def run_worker_here(name: str, spec_file: Path) -> None:
-    spec = json.loads(spec_file.read_text())
-    result = WORKERS[name](spec)
-    Path(spec["result_file"]).write_text(json.dumps(result))
-
-
 # --- the driver: one worker process per check, in order -------------------------------------------
-
-
-class Driver:
-    """Starts each worker in a fresh process, with the offline environment, and keeps its log."""
-
-    def __init__(self, work: Path, timeout_s: int, total: int):
-        self.work, self.timeout_s, self.total, self.done = work, timeout_s, total, 0
-
-    def run(self, worker: str, label: str, spec: dict, counted: bool = True) -> dict:
-        self.done += counted
-        progress(f"[{self.done}/{self.total}] {label} ..." if counted else f"{label} ...")
-        tag = f"{self.done:02d}-{worker}"
-        spec = {**spec, "result_file": str(self.work / f"{tag}.result.json")}
-        spec_file, log_file = self.work / f"{tag}.spec.json", self.work / f"{tag}.log"
-        spec_file.write_text(json.dumps(spec))
-        command = [sys.executable, str(Path(__file__).resolve()), "--worker", worker, str(spec_file)]
-        started = time.perf_counter()
-        code = self.wait_for(command, log_file)
-        if code is None:
-            return failed(f"timed out after {self.timeout_s} s", log_file)
-        seconds = time.perf_counter() - started
-        progress(f"      {label}: {seconds:.0f} s")
-        result_file = Path(spec["result_file"])
-        if code or not result_file.is_file():
-            return failed(f"exit code {code}", log_file)
-        return {**json.loads(result_file.read_text()), "wall_seconds": seconds}  # with imports and loading
-
-
-    def wait_for(self, command: list[str], log_file: Path) -> int | None:
-        """The worker's exit code, or None when it ran out of time. A session of its own, so that on a
-        timeout or Ctrl-C its whole process group goes (vLLM may start processes of its own)."""
-        with log_file.open("w") as log:  # cwd: the work folder, where Unsloth writes its compiled cache
-            child = subprocess.Popen(command, cwd=self.work, env=worker_env(), stdout=log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-            try:
-                return child.wait(timeout=self.timeout_s)
-            except subprocess.TimeoutExpired:
-                return None
-            finally:
-                if child.poll() is None:
-                    os.killpg(child.pid, signal.SIGKILL)
-                    child.wait()
-
-
-def worker_env() -> dict:
-    """Offline: anything that tries the hub fails at once instead of waiting on the network."""
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1",
-               UNSLOTH_DISABLE_STATISTICS="1", PYTHONUNBUFFERED="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    return env
-
-
-def failed(why: str, log_file: Path) -> dict:
-    """A failed worker: its exception (the last traceback's closing line) as the reason, the log's tail in the JSON."""
-    lines = log_file.read_text(errors="replace").splitlines() if log_file.is_file() else []
-    error = exception_line(lines)
-    return {"status": FAIL, "reason": f"{why}: {error[:300]}" if error else why, "figures": {}, "log_tail": lines[-40:]}
-
-
-def exception_line(lines: list[str]) -> str | None:
-    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
-    if not starts:
-        return None
-    after = [line for line in lines[starts[-1] + 1:] if line and not line.startswith((" ", "\t"))]
-    return after[0] if after else None
-
-
-def progress(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
 
 
 def alternation(rounds: int, sides=tuple(SIDES)) -> list[tuple[int, str]]:
@@ -629,10 +388,6 @@ def with_ratios(sides: dict[str, dict]) -> dict[str, dict]:
         if "peak_allocated_gib" in side and "peak_allocated_gib" in kit:
             side["peak_vs_kit"] = side["peak_allocated_gib"] / kit["peak_allocated_gib"]
     return sides
-
-
-def exit_code(checks: list[Check]) -> int:
-    return 1 if any(c.status == FAIL for c in checks) else 0
 
 
 # --- check lines: figures in words ----------------------------------------------------------------
@@ -695,6 +450,7 @@ def vllm_summary(f: dict) -> str:
 
 
 SUMMARIES = {"build model": build_summary, "load 16-bit": load_summary, "load 4-bit": load_summary,
+             "default route": route.route_summary,
              "merge vs peft": merge_summary, "adapter hf generate": generate_summary, "vllm adapter": vllm_summary}
 
 
@@ -706,21 +462,7 @@ def to_check(name: str, result: dict) -> Check:
     return Check(name, status, summary, result.get("reason"), figures)
 
 
-def skipped(name: str, reason: str) -> Check:
-    return Check(name, SKIP, reason=reason)
-
-
 # --- the run --------------------------------------------------------------------------------------
-
-
-def versions() -> dict:
-    found = {}
-    for name in PACKAGES:
-        try:
-            found[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            found[name] = None
-    return found
 
 
 def run_settings(args: argparse.Namespace, shape: str) -> Settings:
@@ -775,25 +517,13 @@ def plans_for(cfg, model_dir: Path, machine: Machine) -> dict:
     return plans
 
 
-def probe_machine(driver: Driver) -> Machine:
-    found = driver.run("probe", "probing the device", {}, counted=False)
-    if found["status"] != PASS:
-        sys.exit(f"gpu_check: cannot even start torch in a subprocess: {found['reason']}")
-    from kit.env import driver_problem, nvidia_driver_version
-
-    f = found["figures"]
-    return Machine(f["cuda"], f.get("gpu"), f.get("gpu_memory_gib"), f.get("bf16", False), versions(),
-                   nvidia_driver_version(), driver_problem())
-
-
 def task_count(s: Settings) -> int:
-    return 1 + 2 + len(alternation(s.rounds)) + 3  # build, two loads, GRPO runs, merge, generate, vLLM
+    return 1 + 2 + len(alternation(s.rounds)) + 4  # build, two loads, GRPO runs, merge, generate, vLLM, route
 
 
 def run_checks(driver: Driver, machine: Machine, shape: str, s: Settings, work: Path) -> tuple[list[Check], dict]:
     model_dir = work / "model"
-    build = to_check("build model", driver.run("build", f"building the {shape} model", {"model_dir": str(model_dir),
-                                                                                        "shape": shape}))
+    build = to_check("build model", driver.run("build", f"building the {shape} model", build_spec(shape, model_dir)))
     announce(build)
     checks = [build]
     if build.status != PASS:
@@ -809,7 +539,20 @@ def run_checks(driver: Driver, machine: Machine, shape: str, s: Settings, work: 
     adapter_dir = work / "adapter"
     checks += grpo_checks(driver, machine, s, plans, {**shared, "kit_config": config}, work, adapter_dir)
     checks += adapter_checks(driver, machine, {**shared, "adapter_dir": str(adapter_dir)}, work, adapter_dir.is_dir())
+    checks.append(default_route_check(driver, machine, model_dir, s, work))
     return checks, plans
+
+
+def default_route_check(driver: Driver, machine: Machine, model_dir: Path, s: Settings, work: Path) -> Check:
+    """`make train RECIPE=gsm8k`'s own route on this shape, skipped with the reason where it cannot run."""
+    gaps = machine.gaps(route.NEEDS) or route.gpu_gaps(machine)
+    if gaps:
+        driver.done += 1
+        return announce(skipped("default route", "; ".join(gaps)))
+    config = route.route_config(model_dir, s.steps, s.completion_tokens, s.learning_rate)
+    result = driver.run("default-route", "default route: 4-bit + vLLM rollouts, then the live adapter's evaluation",
+                        {"kit_config": config, "out_dir": str(work / "default-route")})
+    return announce(to_check("default route", result))
 
 
 def load_checks(driver: Driver, machine: Machine, shared: dict) -> list[Check]:
@@ -929,22 +672,17 @@ def report(argv: list[str], seconds: float, shape: str, s: Settings, machine: Ma
             "plans": plans, "checks": [asdict(c) for c in checks], "ok": exit_code(checks) == 0}
 
 
-def exit_on_sigterm() -> None:
-    """SIGTERM (a timeout, a scheduler) unwinds like Ctrl-C: the running worker's group is killed and the temp
-    folder removed, where the default action would leave the worker running on its own."""
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     if args.worker:
-        run_worker_here(args.worker[0], Path(args.worker[1]))
+        run_worker(WORKERS, args.worker[0], Path(args.worker[1]))
         return 0
     started, out = time.perf_counter(), args.out or default_out()
     exit_on_sigterm()
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as tmp:  # models, adapters, logs: all gone at the end
-        driver = Driver(Path(tmp), SHAPES["tiny"].timeout_s, 0)
+        driver = Driver(Path(tmp), SHAPES["tiny"].timeout_s, 0, [sys.executable, str(Path(__file__).resolve()),
+                                                                 "--worker"])
         machine = probe_machine(driver)
         shape = args.shape or ("qwen2.5-1.5b" if machine.cuda else "tiny")
         s = run_settings(args, shape)

@@ -69,9 +69,23 @@ def cells(platform: str) -> list:
             metadata={"tags": ["parameters"]},
         ),
         new_markdown_cell(
+            "## The driver\nThe kit's GPU install (torch 2.13.0, vLLM 0.31.0 from PyPI) is built for CUDA 13.0, "
+            "which needs NVIDIA driver 580 or newer. With an older one it installs and never sees the GPU, so this "
+            "cell reads the driver before anything is installed."
+        ),
+        new_code_cell(
+            "import shutil, subprocess\n"
+            "query = ['nvidia-smi', '--query-gpu=driver_version', '--format=csv,noheader']\n"
+            "DRIVER = (subprocess.run(query, capture_output=True, text=True).stdout.split() or [None])[0] "
+            "if shutil.which('nvidia-smi') else None\n"
+            "print('NVIDIA driver:', DRIVER or 'none')\n"
+            'if PROFILE == "full" and DRIVER and int(DRIVER.split(".")[0]) < 580:\n'
+            '    raise SystemExit(f"The NVIDIA driver here is {DRIVER}; the kit\'s GPU install needs 580 or newer '
+            f'(CUDA 13.0). Choose a newer runtime or image ({p["runtime"]}), or set PROFILE = \\"smoke\\".")'
+        ),
+        new_markdown_cell(
             "## Install\nClones the kit and installs it with its GPU and GGUF extras (a few minutes): Unsloth, TRL, "
-            "vLLM 0.31.0 with its bitsandbytes plugin (4-bit weights + vLLM), torch 2.13.0. These are CUDA 13.0 "
-            "builds: the runtime's NVIDIA driver must be 580 or newer (the next cell says so if it is not)."
+            "vLLM 0.31.0 with its bitsandbytes plugin (4-bit weights + vLLM), torch 2.13.0."
         ),
         new_code_cell(
             "import os, sys\n"
@@ -84,12 +98,27 @@ def cells(platform: str) -> list:
             + "    os.chdir(KIT_DIR)\n"
             "print(os.getcwd())"
         ),
+        new_markdown_cell(
+            "## Can this runtime run the default route? `kit doctor`\nIn a few minutes on this GPU: its compute "
+            "capability, the driver, bf16, the installed versions against the kit's pins, vLLM's engine with 4-bit "
+            "weights and a LoRA adapter, and a few GRPO steps of the default route on a tiny random model, with the "
+            "peak memory beside `kit plan`'s figure. It ends with a one-line verdict and writes a JSON to paste into "
+            "a bug report; better to learn it now than forty minutes into a run. On a CPU it says what it could not "
+            "check."
+        ),
+        new_code_cell(
+            '!{sys.executable} -m kit doctor --out {OUT}-doctor.json\n'
+            + STOP_ON_FAILURE.format(step="kit doctor")
+        ),
         new_markdown_cell("## The GPU"),
         new_code_cell(
             "from kit.env import driver_problem, gpu_name\n"
+            "from kit.plan.gpus import live_gpu_problem\n"
             "print('GPU:', gpu_name() or 'none')\n"
             'if PROFILE == "full" and gpu_name() is None:\n'
             f'    raise SystemExit(driver_problem() or "No GPU: {p["runtime"]}, or set PROFILE = \\"smoke\\"")\n'
+            'if PROFILE == "full" and live_gpu_problem():\n'
+            "    raise SystemExit(live_gpu_problem())\n"
             'SETTINGS = f"--model {MODEL} --config {CONFIG}" if PROFILE == "full" else "--profile smoke"\n'
             "# several processes cannot hand 4-bit weights to vLLM (the kit refuses it), so they train in 16-bit\n"
             'OVERRIDES = "model.load_in_4bit=false" if PROFILE == "full" and NPROC > 1 else ""'

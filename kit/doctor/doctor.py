@@ -18,9 +18,9 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from kit.doctor import route
 from kit.doctor.machine import Machine, outside_pins, pins, probe_machine
 from kit.doctor.processes import FAIL, PASS, SKIP, Check, Driver, exit_code, exit_on_sigterm, skipped
-from kit.doctor.route import NEEDS, route_config
 from kit.env import MIN_NVIDIA_DRIVER
 from kit.plan.gpus import STACK_MIN_CAPABILITY, gpu_problem
 
@@ -94,8 +94,7 @@ def versions_check(m: Machine) -> Check:
 
 def route_checks(driver: Driver, m: Machine, work: Path, steps: int) -> list[Check]:
     """Build the tiny model, start vLLM's engine on it, then run the default route: each a process of its own."""
-    gaps = m.gaps(NEEDS) or ([f"the GPU is too old (compute capability {m.capability})"]
-                             if gpu_problem(m.gpu or "", m.capability) else [])
+    gaps = m.gaps(route.NEEDS) or route.gpu_gaps(m)
     if gaps:
         return [announce(skipped(name, "; ".join(gaps))) for name in CHECKS[3:]]
     model_dir = work / "model"
@@ -103,13 +102,13 @@ def route_checks(driver: Driver, m: Machine, work: Path, steps: int) -> list[Che
                                                         {"model_dir": str(model_dir)})))
     if build.status != PASS:
         return [build] + [announce(skipped(name, "needs the model, which could not be built")) for name in CHECKS[4:]]
-    config = route_config(model_dir, steps, ROUTE_COMPLETION_TOKENS)
+    config = route.route_config(model_dir, steps, ROUTE_COMPLETION_TOKENS)
     engine = announce(to_check("vllm 4-bit + lora", driver.run("vllm-engine", "vLLM's engine: 4-bit weights and "
                                                                "a LoRA request", {"kit_config": config})))
-    route = announce(to_check("grpo default route", driver.run("default-route", f"the default route: {steps} GRPO "
-                                                               "steps, then the evaluation through the live adapter",
-                                                               {"kit_config": config, "out_dir": str(work / "run")})))
-    return [build, engine, route]
+    trained = announce(to_check("grpo default route", driver.run(
+        "default-route", f"the default route: {steps} GRPO steps, then the evaluation through the live adapter",
+        {"kit_config": config, "out_dir": str(work / "run")})))
+    return [build, engine, trained]
 
 
 def to_check(name: str, result: dict) -> Check:
@@ -128,16 +127,8 @@ def engine_summary(f: dict) -> str:
             f"{f['device_used_gib']:.1f} GiB in use on the device")
 
 
-def route_summary(f: dict) -> str:
-    planned = f"kit plan: {f['plan_peak_gib']:.1f} GiB" if "plan_peak_gib" in f else "no plan"
-    e = f["evaluation"]
-    return (f"{len(f['step_seconds'])} steps, {f['seconds_per_step']:.2f} s/step with vLLM rollouts; peak "
-            f"{f['peak_allocated_gib']:.2f} GiB allocated by torch, {f['device_used_gib']:.1f} GiB in use on the "
-            f"device ({planned}); the live adapter's samples differ from the base on {e['differing_prompts']} of "
-            f"{e['prompts']} prompts")
-
-
-SUMMARIES = {"build model": build_summary, "vllm 4-bit + lora": engine_summary, "grpo default route": route_summary}
+SUMMARIES = {"build model": build_summary, "vllm 4-bit + lora": engine_summary,
+             "grpo default route": route.route_summary}
 
 
 def verdict_line(m: Machine, checks: list[Check]) -> str:

@@ -68,6 +68,8 @@ def device_memory() -> dict:
     """What the whole device holds (vLLM's sleep-mode allocator is outside torch's own counters)."""
     import torch
 
+    if not torch.cuda.is_available():
+        return {}
     free, total = torch.cuda.mem_get_info()
     return {"device_used_gib": (total - free) / GIB, "device_total_gib": total / GIB}
 
@@ -86,6 +88,16 @@ def sampled_generations(model, tokenizer, lora_request=None) -> list[str]:
     prompts = [row["prompt"] for row in prompt_rows(GENERATE_PROMPTS)]
     sampling = Sampling(max_new_tokens=GENERATE_TOKENS, temperature=1.0, seed=SEED)
     return generate(model, tokenizer, prompts, sampling, lora_request=lora_request, progress=False)
+
+
+def base_generations(model, tokenizer) -> list[str]:
+    """The base model's samples: vLLM without a LoRA request; transformers with the adapter switched off."""
+    from kit.eval.generate import uses_vllm
+
+    if uses_vllm(model):
+        return sampled_generations(model, tokenizer)
+    with model.disable_adapter():
+        return sampled_generations(model, tokenizer)
 
 
 def work_vllm_engine(spec: dict) -> dict:
@@ -134,10 +146,27 @@ def work_default_route(spec: dict) -> dict:
                "trainer_settings": held_settings(cfg, trainer.args)}
     if not figures["use_vllm"]:
         problems.append("GRPO's rollouts did not use vLLM (trainer.args.use_vllm is false)")
-    plain, again = sampled_generations(model, tokenizer), sampled_generations(model, tokenizer)
+    plain, again = base_generations(model, tokenizer), base_generations(model, tokenizer)
     tuned = sampled_generations(model, tokenizer, live_adapter_request(model))
     evaluation = adapter_verdict(tuned, plain, again)
     figures["evaluation"] = evaluation["figures"]
     if evaluation["status"] != PASS:
         problems.append(f"evaluation through the live adapter: {evaluation['reason']}")
     return {"status": FAIL if problems else PASS, "reason": "; ".join(problems) or None, "figures": figures}
+
+
+def gpu_gaps(machine) -> list[str]:
+    """A GPU the pinned stack has no kernels for (kit.plan.gpus), as a reason to skip the route."""
+    from kit.plan.gpus import too_old
+
+    capability = too_old(machine.gpu or "", machine.capability) if machine.cuda else None
+    return [f"the GPU is too old for the stack (compute capability {capability})"] if capability else []
+
+
+def route_summary(f: dict) -> str:
+    planned = f"kit plan: {f['plan_peak_gib']:.1f} GiB" if "plan_peak_gib" in f else "no plan"
+    e = f["evaluation"]
+    return (f"{len(f['step_seconds'])} steps, {f['seconds_per_step']:.2f} s/step with vLLM rollouts; peak "
+            f"{f['peak_allocated_gib']:.2f} GiB allocated by torch, {f['device_used_gib']:.1f} GiB in use on the "
+            f"device ({planned}); the live adapter's samples differ from the base on {e['differing_prompts']} of "
+            f"{e['prompts']} prompts")

@@ -10,7 +10,6 @@ Both halves must fit, so a plan checks both and proposes a utilization that leav
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 
 from kit.config import RunConfig
@@ -24,6 +23,7 @@ from kit.plan.memory import (
     sequence_length,
 )
 from kit.plan.shapes import ModelShape
+from kit.plan.vllm_share import standby_notes, vllm_utilization
 
 FITS, TIGHT, NO_FIT = "fits", "tight", "does not fit"
 HEADROOM = 0.9  # below 90% of the GPU: fits; the estimate is good to about +-25% on published setups
@@ -67,23 +67,6 @@ def training_beyond_vllm(estimate: Estimate) -> float:
     return static + max(estimate.total("generation"), estimate.total("training"))
 
 
-def unsloth_standby_utilization(gpu_gib: float) -> float:
-    """The vLLM share Unsloth sets itself with standby on (model.vllm_standby), whatever gpu_memory_utilization
-    says: its tiers for vLLM >= 0.11 by a tenth of the GPU's memory, times 0.95 (unsloth_zoo 2026.10.9,
-    vllm_utils.load_vllm). A T4 gets 0.76, an A100-40GB 0.855. UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE=1 keeps yours."""
-    tenth = gpu_gib / 10
-    tiers = ((4.0, 0.925), (2.5, 0.9), (2.0, 0.825), (1.4, 0.8), (1.0, 0.775))
-    return next((level for floor, level in tiers if tenth >= floor), 0.75) * 0.95
-
-
-def vllm_utilization(cfg: RunConfig, gpu_gib: float) -> float:
-    """The share of the GPU vLLM will take: Unsloth's own with standby on one GPU, else the setting."""
-    standby = cfg.model.vllm_standby and cfg.launch.num_processes == 1  # more processes: TRL's sleep mode
-    if standby and os.environ.get("UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE", "0") == "0":
-        return unsloth_standby_utilization(gpu_gib)
-    return cfg.model.gpu_memory_utilization
-
-
 def peak_on_gpu(cfg: RunConfig, estimate: Estimate, gpu_gib: float) -> float:
     if not cfg.model.fast_inference:
         return estimate.peak_gib
@@ -100,15 +83,6 @@ def assess(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: S
         plan.problems += vllm_share_problems(cfg, shape, estimate, gpu_gib)
         plan.notes += vllm_notes(gpu) + standby_notes(cfg, gpu_gib)
     return plan
-
-
-def standby_notes(cfg: RunConfig, gpu_gib: float) -> list[str]:
-    util = vllm_utilization(cfg, gpu_gib)
-    if util == cfg.model.gpu_memory_utilization:
-        return []
-    return [f"model.vllm_standby: Unsloth sets vLLM's share to {util:.4g} of this GPU itself, in place of "
-            f"model.gpu_memory_utilization={cfg.model.gpu_memory_utilization}; the plan uses {util:.4g} "
-            "(UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE=1 keeps the setting)"]
 
 
 def make_plan(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: Stack = "unsloth") -> Plan:

@@ -13,7 +13,8 @@ from transformers import TrainerCallback
 
 from kit.outputs import write_run_section
 from kit.plan.gpus import GIB
-from kit.plan.planner import Plan, vllm_utilization
+from kit.plan.planner import Plan
+from kit.plan.vllm_share import vllm_utilization
 
 RECORD_AFTER_STEP = 2
 

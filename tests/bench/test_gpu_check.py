@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-import time
 import traceback
 from dataclasses import replace
 
@@ -10,24 +9,16 @@ import pytest
 import torch
 
 from bench.gpu_check import (
-    FAIL,
-    PASS,
     SHAPES,
-    SKIP,
-    Check,
-    Driver,
-    Machine,
-    adapter_verdict,
     alternation,
     compare_merges,
-    exit_code,
-    failed,
     fused_head_failure,
     grpo_checks,
-    steady_seconds,
     summarize_side,
     with_ratios,
 )
+from kit.doctor.machine import Machine
+from kit.doctor.processes import FAIL, PASS, SKIP
 from tests.conftest import REPO
 
 BF16_STEP = torch.finfo(torch.bfloat16).eps
@@ -41,11 +32,6 @@ def run(status: str, seconds: float = 1.0, peak: float | None = None, reason: st
 def test_alternation_runs_every_side_once_per_round_in_order():
     assert alternation(2) == [(1, "kit"), (1, "unsloth"), (1, "trl"), (2, "kit"), (2, "unsloth"), (2, "trl")]
     assert alternation(1, ("a", "b")) == [(1, "a"), (1, "b")]
-
-
-def test_steady_seconds_leaves_out_the_warm_up_step():
-    assert steady_seconds([9.0, 1.0, 3.0]) == 2.0
-    assert steady_seconds([4.0]) == 4.0
 
 
 def test_ratios_are_medians_over_rounds_against_the_kit():
@@ -137,15 +123,6 @@ def test_merge_comparison_fails_when_peft_lacks_a_tensor():
     assert not result["passed"] and result["missing"] == ["norm.weight"]
 
 
-def test_adapter_verdict_needs_a_difference_and_a_repeatable_base():
-    base = [[1, 2, 3], [4, 5, 6]]
-    assert adapter_verdict([[1, 2, 3], [4, 5, 7]], base, base)["status"] == PASS
-    same = adapter_verdict(base, base, base)
-    assert same["status"] == FAIL and "changed nothing" in same["reason"]
-    shaky = adapter_verdict([[9, 9, 9], [4, 5, 6]], base, [[1, 2, 3], [4, 5, 0]])
-    assert shaky["status"] == FAIL and "not repeatable" in shaky["reason"]
-
-
 def test_only_a_failure_in_trls_fused_head_counts_as_the_cpu_limitation():
     def frames(filename, name):
         return [traceback.FrameSummary("/x/trl/trainer/grpo_trainer.py", 1, "compute_loss"),
@@ -154,61 +131,6 @@ def test_only_a_failure_in_trls_fused_head_counts_as_the_cpu_limitation():
     assert fused_head_failure(frames("/x/trl/trainer/utils.py", "_fused_forward"))
     assert fused_head_failure(frames("/x/trl/kernels/logprob.py", "kernel"))
     assert not fused_head_failure(frames("/x/torch/nn/functional.py", "linear"))
-
-
-def test_missing_pieces_are_named():
-    versions = {name: "1.0" for name in ("unsloth", "trl", "peft", "bitsandbytes")} | {"vllm": None}
-    machine = Machine(cuda=False, gpu=None, gpu_memory_gib=None, bf16=False, versions=versions)
-    assert machine.gaps(("unsloth", "vllm", "cuda")) == ["vLLM not installed", "no CUDA device"]
-    assert machine.gaps(("trl", "peft")) == []
-
-
-def test_a_failed_worker_reports_its_exception_and_log(tmp_path):
-    log = tmp_path / "w.log"
-    log.write_text("Unsloth: an error message that is only a warning\nTraceback (most recent call last):\n"
-                   "  File \"x.py\", line 1\nKeyError: 'a'\n\nDuring handling of the above exception:\n\n"
-                   "Traceback (most recent call last):\n  File \"y.py\", line 2\nValueError: bad shape\n"
-                   "  more of the message\nteardown noise\n")
-    result = failed("exit code 1", log)
-    assert result["status"] == FAIL and result["reason"] == "exit code 1: ValueError: bad shape"
-    assert result["log_tail"][-1] == "teardown noise"
-    assert failed("timed out after 5 s", tmp_path / "never-written.log")["reason"] == "timed out after 5 s"
-
-
-def test_a_worker_past_its_time_is_stopped_and_failed(tmp_path):
-    driver = Driver(tmp_path, timeout_s=1, total=1)
-    started = time.perf_counter()
-    code = driver.wait_for([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "slow.log")
-    assert code is None and time.perf_counter() - started < 30
-
-
-def test_sigterm_to_the_check_stops_its_running_worker(tmp_path):
-    """A timeout or scheduler stopping the check must not leave a worker computing on its own."""
-    import os
-    import signal
-
-    script = (f"import sys; sys.path.insert(0, {str(REPO)!r}); from pathlib import Path\n"
-              "from bench.gpu_check import Driver, exit_on_sigterm\n"
-              "exit_on_sigterm()\n"
-              f"Driver(Path({str(tmp_path)!r}), timeout_s=300, total=1).wait_for(\n"
-              "    [sys.executable, '-c', 'import os, time; print(os.getpid(), flush=True); time.sleep(300)'],\n"
-              f"    Path({str(tmp_path / 'worker.log')!r}))\n")
-    check = subprocess.Popen([sys.executable, "-c", script])
-    log = tmp_path / "worker.log"
-    deadline = time.time() + 60
-    while not (log.exists() and log.read_text().strip()) and time.time() < deadline:
-        time.sleep(0.2)
-    worker = int(log.read_text().split()[0])
-    check.send_signal(signal.SIGTERM)
-    assert check.wait(30) == 128 + signal.SIGTERM
-    time.sleep(0.5)
-    with pytest.raises(ProcessLookupError):
-        os.kill(worker, 0)  # the worker is gone (killed with its process group, and reaped)
-
-
-def test_exit_code_is_non_zero_only_for_failures():
-    assert exit_code([Check("a", PASS), Check("b", SKIP, reason="no CUDA device")]) == 0
-    assert exit_code([Check("a", PASS), Check("b", FAIL, reason="x")]) == 1
 
 
 def test_importing_the_script_imports_neither_unsloth_nor_torch():

@@ -53,6 +53,7 @@ def test_notebook_runs_top_to_bottom_in_the_smoke_profile(path, tmp_path, monkey
                             resources={"metadata": {"path": str(REPO)}}).execute()
     text = "\n".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
     assert "verdict: fits" in text, "the plan cell printed no verdict"
+    assert "verdict: no GPU here" in text and "NVIDIA driver: none" in text, "the driver and doctor cells said nothing"
     assert (tmp_path / "run" / "merged").is_dir() and list((tmp_path / "run" / "gguf").glob("*.Q8_0.gguf"))
     assert "hub upload skipped" in text
     images = [o for c in notebook.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
