@@ -39,3 +39,22 @@ def test_a_saved_model_knows_its_run(tmp_path):
     assert run_of(tmp_path / "my-model") is None
     assert run_file_beside(tmp_path / "adapter") == tmp_path / "run.yaml"
     assert eval_file_name(tmp_path / "merged", "test") == "eval-merged-test.json"
+
+
+def test_a_run_section_is_added_then_replaced_and_the_rest_kept_as_written(tmp_path):
+    import yaml
+
+    from kit.outputs import write_run_section
+
+    run_file = tmp_path / "run.yaml"
+    run_file.write_text("recipe: gsm8k\nmodel:\n  name: x\n  target_modules:\n  - q_proj\n"
+                        "# what this run used; ignored when read back\nversions:\n  trl: 1.15.0\n")
+    write_run_section(run_file, "trainer", {"grpo": {"epsilon_high": 0.2}})
+    write_run_section(run_file, "memory", {"measured": "no GPU"})
+    write_run_section(run_file, "trainer", {"grpo": {"epsilon_high": 0.28}})  # a resumed run writes it again
+    text = run_file.read_text()
+    assert text.startswith("recipe: gsm8k\nmodel:\n  name: x\n  target_modules:\n  - q_proj\n# what this run used")
+    record = yaml.safe_load(text)
+    assert record["trainer"] == {"grpo": {"epsilon_high": 0.28}} and text.count("trainer:") == 1
+    assert record["memory"] == {"measured": "no GPU"} and record["versions"] == {"trl": "1.15.0"}
+    assert record["model"] == {"name": "x", "target_modules": ["q_proj"]}

@@ -70,4 +70,6 @@ def check_before_training(cfg: RunConfig, gpu: str | None, skip: bool) -> Plan |
     print(f"memory plan: {plan.verdict}, about {plan.peak_gib:.1f} of {plan.gpu_gib:.1f} GiB on {plan.gpu} "
           f"(python -m kit plan {cfg.recipe} for the breakdown)"
           f"{'; running anyway (--skip-plan)' if plan.refused else ''}")
+    for note in plan.notes:  # e.g. vLLM on a T4 not yet verified, standby's share
+        print(f"memory plan: note: {note}")
     return plan

@@ -60,11 +60,12 @@ class FakeDriver:
     """Answers each worker with a canned result and records what was started, in order."""
 
     def __init__(self, answers: dict):
-        self.answers, self.started, self.done = answers, [], 0
+        self.answers, self.started, self.specs, self.done = answers, [], [], 0
 
     def run(self, worker: str, label: str, spec: dict) -> dict:
         self.done += 1
         self.started.append((worker, spec.get("adapter_dir")))
+        self.specs.append(spec)
         return self.answers[worker]()
 
 
@@ -138,3 +139,22 @@ def test_importing_the_script_imports_neither_unsloth_nor_torch():
     code = "import sys, bench.gpu_check; print(sorted({'unsloth', 'torch', 'trl'} & set(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_the_default_route_runs_gsm8ks_full_profile_model_settings_where_it_can(tmp_path):
+    from bench.gpu_check import CHECKS, default_route_check
+
+    assert CHECKS[-1] == "default route"
+    versions = {name: "1" for name in ("unsloth", "trl", "peft", "bitsandbytes", "vllm", "vllm-bnb-plugin")}
+    gpu = Machine(cuda=True, gpu="NVIDIA L4", gpu_memory_gib=22.0, bf16=True, versions=versions, capability=8.9)
+    driver = FakeDriver({"default-route": lambda: {"status": FAIL, "reason": "vLLM's engine failed to start",
+                                                   "figures": {}}})
+    check = default_route_check(driver, gpu, tmp_path / "model", SHAPES["tiny"], tmp_path)
+    assert check.status == FAIL and check.reason == "vLLM's engine failed to start"
+    (worker, _), = driver.started
+    model = driver.specs[0]["kit_config"]["model"]
+    assert worker == "default-route" and model["name"] == str(tmp_path / "model")
+    assert (model["load_in_4bit"], model["fast_inference"], model["gpu_memory_utilization"]) == (True, True, 0.6)
+    cpu = replace(gpu, cuda=False, versions={**versions, "vllm": None})
+    skipped = default_route_check(FakeDriver({}), cpu, tmp_path / "model", SHAPES["tiny"], tmp_path)
+    assert skipped.status == SKIP and skipped.reason == "no CUDA device; vLLM not installed"

@@ -69,5 +69,16 @@ def check_run_layout(out, steps, reward="answer_correct"):
     assert [m["step"] for m in logged] == list(range(1, steps + 1))
     assert all(f"rewards/{reward}/mean" in m and "reward_std" in m for m in logged)
     cfg = build_config([read_yaml(run.run_file)])  # run.yaml is a valid config as it stands
-    assert yaml.safe_load(run.run_file.read_text())["versions"]["trl"] == "1.15.0"
+    record = yaml.safe_load(run.run_file.read_text())
+    assert record["versions"]["trl"] == "1.15.0"
+    if "grpo" in cfg.stages:  # the values the trainer held, read back from it: every one resolved by the kit
+        from kit.train.stages.grpo import trainer_settings  # imports Unsloth
+
+        held, passed = record["trainer"]["grpo"], trainer_settings(cfg.grpo)
+        # transformers normalizes some values itself (report_to "none" -> [], adamw_torch -> adamw_torch_fused);
+        # these are the ones the kit sets and a patch could change
+        keys = ("loss_type", "scale_rewards", "epsilon", "epsilon_high", "mask_truncated_completions", "beta",
+                "num_generations", "per_device_train_batch_size", "max_completion_length", "learning_rate",
+                "temperature", "max_steps")
+        assert {k: held[k] for k in keys} == {k: passed[k] for k in keys}, f"the trainer held other values: {held}"
     return cfg
