@@ -18,6 +18,7 @@ from kit.recipe import Recipe
 
 LOCAL_FORMATS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 TEXT_FORMATS = {"json", "csv"}
+SAMPLE_SPLITS = ("train", "test")  # what a recipe's sample data (write_sample) is written for
 
 
 def load_table(source: str | None, hub_id: str, split: str, hub_config: str | None = None):
@@ -100,6 +101,8 @@ def sample_path(recipe: Recipe, split: str) -> Path:
     """Write the recipe's sample data for `split` (atomically) and return its path."""
     if recipe.write_sample is None:
         raise KitError(f"recipe '{recipe.name}' ships no sample data; set data.path to a file (DATA=...)")
+    if split not in SAMPLE_SPLITS:  # a recipe's writer makes rows for any name, which would score made-up rows
+        raise KitError(f"the sample data has the splits {' and '.join(SAMPLE_SPLITS)}, not '{split}'")
     folder = cache_dir() / "samples"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{recipe.name}-{split}.jsonl"
@@ -117,9 +120,9 @@ def load_rows(recipe: Recipe, cfg: DataConfig, rewards=None):
     """The recipe's rows, checked and limited; needs no model, so it runs before loading one."""
     source = str(sample_path(recipe, cfg.split)) if cfg.path == SAMPLE_DATA else cfg.path
     dataset = recipe.prepare(cfg.split, source)
+    check_prompts(dataset, recipe.name)
     if cfg.limit is not None:
         dataset = dataset.select(range(min(cfg.limit, len(dataset))))
-    check_prompts(dataset, recipe.name)
     if cfg.system_prompt is not None:
         dataset = with_system_prompt(dataset, cfg.system_prompt)
     bundle = rewards if rewards is not None else recipe.rewards
@@ -177,6 +180,11 @@ def prepare_dataset(recipe: Recipe, cfg: DataConfig, tokenizer, rewards=None):
 
 
 def check_prompts(dataset, recipe_name: str) -> None:
+    import datasets
+
+    if not isinstance(dataset, datasets.Dataset):
+        raise KitError(f"recipe '{recipe_name}': prepare() returned {type(dataset).__name__}, not a datasets.Dataset; "
+                       "return Dataset.from_list(rows) (from datasets import Dataset)")
     if len(dataset) == 0:
         raise KitError(f"recipe '{recipe_name}' produced no rows; check data.path and data.split")
     require_columns(dataset, ["prompt"], f"the dataset of recipe '{recipe_name}'")

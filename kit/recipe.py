@@ -45,6 +45,7 @@ import importlib
 import importlib.util
 import pkgutil
 import sys
+import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -117,6 +118,10 @@ def _import_recipe_module(spec: str) -> ModuleType:
     )
 
 
+def first_line(err: BaseException) -> str:
+    return (str(err).strip().splitlines() or [""])[0][:300]
+
+
 @contextmanager
 def _syntax_errors_named(spec: str):
     """A recipe (or a module it imports) that does not parse: its file, line and Python's complaint."""
@@ -125,6 +130,13 @@ def _syntax_errors_named(spec: str):
     except SyntaxError as err:
         raise KitError(f"recipe '{spec}': syntax error in {err.filename}, line {err.lineno}: {err.msg}; "
                        "fix that line (python -m py_compile FILE shows the same)") from None
+    except (KitError, ModuleNotFoundError):
+        raise  # said already; a missing module is told apart by the caller
+    except Exception as err:  # the recipe's own code failed while it was imported
+        frame = traceback.extract_tb(err.__traceback__)[-1]
+        raise KitError(f"recipe '{spec}' raised {type(err).__name__} while it was imported ({frame.filename}, line "
+                       f"{frame.lineno}): {first_line(err)}; fix the recipe, or run python {frame.filename} to "
+                       "see the whole error") from None
 
 
 def _fits_samples(value) -> bool:

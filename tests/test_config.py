@@ -213,3 +213,25 @@ def test_extra_keys_are_checked_against_trl_when_the_config_is_read():
 def test_vllm_standby_needs_vllm():
     with pytest.raises(KitError, match="model.vllm_standby .* model.fast_inference is false"):
         build_config([{"model": {"vllm_standby": True, "fast_inference": False}}])
+
+
+@pytest.mark.parametrize("written", ["grpo:\n  # max_steps: 3\n", "grpo:\n"])
+def test_a_section_with_every_key_commented_out_keeps_the_recipes_settings(tmp_path, written):
+    """`grpo:` alone reads as None; passed on, it replaced the recipe's whole grpo section (digit_sum's 12-token
+    completions became 256) as soon as an override touched it."""
+    from kit.recipe import load_recipe
+
+    path = tmp_path / "c.yaml"
+    path.write_text(written)
+    recipe = load_recipe("digit_sum")
+    cfg = resolve_config(recipe.defaults, read_yaml(path), parse_overrides(["grpo.max_steps=1"]), gpu=True)
+    assert cfg.grpo.max_completion_length == recipe.defaults["grpo"]["max_completion_length"]
+    assert cfg.grpo.max_steps == 1
+
+
+@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan"])
+@pytest.mark.parametrize("key", ["grpo.learning_rate", "grpo.temperature", "grpo.beta", "sft.learning_rate",
+                                 "model.gpu_memory_utilization"])
+def test_no_setting_takes_inf_or_nan(key, value):
+    with pytest.raises(KitError, match=f"{key}: Input should be a finite number"):
+        build_config([parse_overrides([f"{key}={value}"])])

@@ -19,6 +19,16 @@ from kit.errors import Interrupted, KitError
 from kit.outputs import RunDir
 from kit.verbosity import quiet_libraries, set_verbose
 
+# What a Ctrl-C outside training leaves, by command: folders are written under temporary names and renamed
+# when complete (kit.atomic), GGUF files are moved into place only once every one asked for is made.
+NOTHING_LEFT = "nothing half-written was left; run the same command again"
+AFTER_CTRL_C = {
+    "train": ("the folders it was writing (adapter, merged) are left out, not half-written; run the same command "
+              "with --resume (make train RESUME=1) to continue from the run's last checkpoint"),
+    "export": ("no GGUF file is left half-written; any already in place were not verified yet: run the same command "
+               "with --overwrite"),
+}
+
 
 def cli_layer(args: argparse.Namespace) -> dict:
     """The CLI's settings as a config layer: named flags first, then section.key=value overrides."""
@@ -206,6 +216,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         ranks.record_failure(err)  # in a rank of a multi-process run, the launcher reports it
         return 2
+    except KeyboardInterrupt:  # outside training, where the first Ctrl-C saves a checkpoint (kit.train.resume)
+        close_progress_bars()
+        print(f"error: interrupted (Ctrl-C) during kit {args.command}; {AFTER_CTRL_C.get(args.command, NOTHING_LEFT)}",
+              file=sys.stderr)
+        return 130
     except Exception as err:
         ranks.record_failure(err)
         if is_disk_full(err):  # anywhere the kit does not guard itself (run.yaml, eval.json, GGUF files)

@@ -54,6 +54,20 @@ def read_yaml(path: str | Path) -> dict:
         raise KitError(f"config file {path} must hold a mapping of settings, not {type(data).__name__}")
     for record in RUN_RECORDS:  # what a run.yaml records after its settings; not settings
         data.pop(record, None)
+    return checked_sections(data, path)
+
+
+def checked_sections(data: dict, path: Path) -> dict:
+    """A section written with every key commented out (`grpo:` alone) holds nothing and sets nothing; one that
+    is not a mapping is refused. Either, passed on, would replace the recipe's settings for that section."""
+    sections = [name for name, f in RunConfig.model_fields.items()
+                if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel)]
+    for name in sections:
+        if name in data and data[name] is None:
+            del data[name]
+        elif name in data and not isinstance(data[name], dict):
+            raise KitError(f"config file {path}: {name} must be a mapping of settings (e.g. '{name}:' then indented "
+                           f"'key: value' lines), not {type(data[name]).__name__} {data[name]!r}")
     return data
 
 

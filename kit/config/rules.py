@@ -126,7 +126,21 @@ def stage_and_save_problems(cfg: RunConfig) -> list[str]:
     if "hub" in cfg.save.formats and not cfg.save.hub_repo:
         problems.append("save.formats has hub but save.hub_repo is not set: name the model repository, e.g. "
                         "save.hub_repo=your-name/qwen-gsm8k-grpo (make train HUB_REPO=...)")
+    if cfg.save.hub_repo:
+        problems += [f"save.hub_repo: {p}" for p in [repo_id_problem(cfg.save.hub_repo)] if p]
     return problems
+
+
+def repo_id_problem(repo_id: str) -> str | None:
+    """Why `repo_id` cannot name a hub repository (huggingface_hub's own rule), or None."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError:
+        return (f"'{repo_id}' is not a hub repository name; write it as your-name/model-name (letters, digits, "
+                "'-', '_' and '.')")
+    return None
 
 
 def launcher_problems(cfg: RunConfig) -> list[str]:

@@ -22,14 +22,15 @@ SaveFormatName = Literal[FORMAT_NAMES]  # one entry per save format in kit/confi
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # allow_inf_nan: a learning rate, temperature or beta of inf or nan trains into non-finite weights
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 class ModelConfig(Section):
     """What to load and how (read by kit.models.training)."""
 
     name: str = "unsloth/Qwen2.5-1.5B-Instruct"  # hub id, local path, or kit:tiny-llama
-    max_seq_length: int = Field(1024, gt=0)  # prompt + completion tokens
+    max_seq_length: int = Field(1024, gt=0, le=1_048_576)  # prompt + completion tokens
     load_in_4bit: bool = True  # NF4 weights: ~4x less memory, slightly slower
     fast_inference: bool = True  # vLLM generation (GPU only): several times faster rollouts
     gpu_memory_utilization: float = Field(0.6, gt=0, le=1)  # share vLLM reserves (fast_inference)

@@ -6,6 +6,7 @@ OUT/merged or OUT/adapter): its eval or training data, and its completion length
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from kit.config import DataConfig
@@ -37,11 +38,23 @@ def at_least_one(value: int, flag: str, meaning: str) -> None:
         raise KitError(f"{flag} {value}: must be 1 or more ({meaning})")
 
 
+def require_folder_for(path: Path) -> None:
+    """--json's folder exists and takes files: checked before minutes of evaluation, whose results would be lost."""
+    folder = path.parent
+    if path.is_dir():
+        raise KitError(f"--json {path} is a folder; give a file name, e.g. {path / 'eval.json'}")
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        state = "cannot be written" if folder.is_dir() else "does not exist"
+        raise KitError(f"--json {path}: the folder {folder} {state}; create it first, or choose another path")
+
+
 def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, baseline: str | None, split: str,
                      n: int, data: str | None, max_new_tokens: int | None, json_path: str | None) -> Path:
     at_least_one(n, "--n", "the number of held-out prompts to score")
     if max_new_tokens is not None:
         at_least_one(max_new_tokens, "--max-new-tokens", "the longest answer to generate, in tokens")
+    if json_path:
+        require_folder_for(Path(json_path))
     run = run_context(model, adapter)
     data = data or (run.get("eval") or {}).get("path") or (run.get("data") or {}).get("path")
     rows = load_rows(recipe, DataConfig(path=data, split=split, limit=n))

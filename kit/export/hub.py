@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kit.config.rules import repo_id_problem
 from kit.errors import KitError
 from kit.export.model_card import TRAINING_FOLDER, model_card
 from kit.outputs import RunDir
@@ -42,6 +43,11 @@ def hub_token() -> str | None:
     return get_token() or None
 
 
+def check_repo_id(repo_id: str) -> None:
+    if problem := repo_id_problem(repo_id):
+        raise KitError(problem)
+
+
 def push_run(out: Path, repo_id: str, token: str | None, private: bool = False, api=None) -> str:
     """Upload a run to one model repo: OUT/merged at its root, OUT/adapter and OUT/gguf in folders of those
     names, the run's record (run.yaml, eval.json, metrics, report, plots) under training/, and a model card
@@ -50,6 +56,7 @@ def push_run(out: Path, repo_id: str, token: str | None, private: bool = False, 
         return "hub upload skipped: no repository named (set HUB_REPO, e.g. your-name/qwen-gsm8k-grpo)"
     if not token:
         return f"hub upload skipped: no {TOKEN_NAME} secret (add one with write access to upload)"
+    check_repo_id(repo_id)
     run = RunDir(out)
     folders = {path: name for path, name in ((run.merged, ""), (run.adapter, "adapter"), (run.gguf, "gguf"))
                if path.is_dir()}

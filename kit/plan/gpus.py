@@ -88,6 +88,8 @@ def gpu_memory_gib(name: str) -> float:
     if key in GPUS:
         return GPUS[key]
     size = re.fullmatch(r"(\d+(?:\.\d+)?)(GB|GIB|G)", key)
+    if size and float(size[1]) <= 0:
+        raise KitError(f"GPU size '{name}' must be more than 0, e.g. 16GB")
     if size:
         value = float(size[1])
         return value if size[2] == "GIB" else value * 1e9 / GIB  # a card sold as 16 GB has 16e9 bytes

@@ -83,7 +83,9 @@ def judge_runs(runs: list[ProbeRun]) -> list[SandboxResult]:
     if not runs:
         return []
     verdicts = call_judge(runs) or [(call_judge([run]) or [gave_up(run)])[0] for run in runs]
-    return [SandboxResult(run.error or verdict["error"], sum(verdict["passed"]), len(run.splits), run.timed_out)
+    # a run that timed out passes nothing, whatever it answered first (code can answer, then hang in atexit)
+    return [SandboxResult(run.error or verdict["error"], 0 if run.timed_out else sum(verdict["passed"]),
+                          len(run.splits), run.timed_out)
             for run, verdict in zip(runs, verdicts)]
 
 

@@ -57,9 +57,10 @@ def read_line(line: str):
 def passes(check: str, values: list) -> bool:
     if any(isinstance(v, BaseException) for v in values):
         return False
-    scope = {f"_probe{i}": v for i, v in enumerate(values)}
+    # the probes as globals: a generator expression or comprehension in the check cannot see eval's locals
+    scope = {"__builtins__": OUTSIDE_NAMES, **{f"_probe{i}": v for i, v in enumerate(values)}}
     try:
-        return bool(eval(check, {"__builtins__": OUTSIDE_NAMES}, scope))
+        return bool(eval(check, scope))
     except Exception:
         return False
 

@@ -83,7 +83,7 @@ def resume_checkpoint(cfg: RunConfig, out: Path) -> Path:
             shutil.rmtree(path, ignore_errors=True)
     if checkpoint is None:
         raise KitError(f"cannot resume: no complete GRPO checkpoint in {run.checkpoints}: the run stopped before "
-                       "its first one; start it again without --resume (RESUME=1), with the same OUT")
+                       "its first one; start it again with the same OUT and without --resume (make train, no RESUME)")
     if trained_to_plan(cfg.grpo.max_steps, checkpoint) and run.report.is_file():
         steps = planned_steps(cfg.grpo.max_steps, checkpoint)
         raise KitError(f"{out} is finished: all {steps} planned GRPO steps are trained and its outputs are written "
@@ -92,10 +92,27 @@ def resume_checkpoint(cfg: RunConfig, out: Path) -> Path:
     return checkpoint
 
 
+def inside_the_kit(out: Path) -> str | None:
+    """The name of the kit's package (kit or recipes) that `out` lies in, if any."""
+    import kit
+    import recipes
+
+    target = out.resolve()
+    for package in (kit, recipes):
+        root = Path(package.__file__).resolve().parent
+        if target == root or root in target.parents:
+            return package.__name__
+    return None
+
+
 def require_writable_folder(out: Path) -> None:
     """OUT must be a folder (or not exist yet) in a place where this process can create files."""
     if out.exists() and not out.is_dir():
         raise KitError(f"output folder {out} is a file; choose another OUT (a folder path)")
+    package = inside_the_kit(out)
+    if package:  # kit/sandbox/ is bound into every code sandbox; the packages are code, not a place for runs
+        raise KitError(f"output folder {out} is inside the kit's own {package} package; choose an OUT outside it "
+                       "(e.g. outputs/<name>)")
     base = nearest_existing(out)
     if not base.is_dir():
         raise KitError(f"output folder {out} cannot be made: {base} is a file; choose another OUT")

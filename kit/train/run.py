@@ -40,10 +40,10 @@ def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False, plan=None
 def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint, plan) -> RunResult:
     """Load, score the base, train each stage (scoring after it), save the formats asked for, report."""
     out, resumed = run.out, checkpoint is not None
-    start_output(cfg, run, checkpoint)
     announce(cfg, recipe, out, run.sandbox)
     model, tokenizer = loader.load_model(cfg.model, cfg.seed, sharded=cfg.launch.launcher in SHARDED)
     dataset = drop_long_prompts(run.rows, tokenizer, cfg.data.max_prompt_length)
+    start_output(cfg, run, checkpoint)  # after the checks that need the model: a refused run writes nothing
     timings = {"load": seconds_since_start()}
     held_out = HeldOut(cfg, recipe, model, tokenizer, run.held_out, out)
     held_out.begin(resumed)

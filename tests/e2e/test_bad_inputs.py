@@ -103,6 +103,18 @@ def recipe_and(second: Callable) -> Callable:
     return setup
 
 
+def interrupted_export(tmp: Path, monkeypatch) -> None:
+    """Ctrl-C while the converter runs: the staging folder must go, and nothing reach OUT."""
+    from kit.export.gguf import export
+
+    write("run/merged/config.json", "{}")(tmp, monkeypatch)
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(export, "make_files", ctrl_c)
+
+
 GSM8K_ROWS = '{"question": "What is 2+2?", "answer": "#### 4"}\n{"question": "What is 3+3?", "answer": "It is six"}\n'
 
 CASES = [
@@ -133,6 +145,47 @@ CASES = [
          closed_stdin),
     Case("export over an existing GGUF", ["export", "{tmp}/run/merged", "--quant", "q8_0", "--out", "{out}"],
          "{out}/run.Q8_0.gguf already exists; pass --overwrite to replace it", existing_gguf),
+    Case("recipe that raises at import", ["train", "{tmp}/recipe.py", *SMOKE],
+         "recipe '{tmp}/recipe.py' raised RuntimeError while it was imported ({tmp}/recipe.py, line 2): no GPU "
+         "here; fix the recipe", write("recipe.py", "import os\nraise RuntimeError('no GPU here')\n")),
+    Case("rewards check of a recipe that raises at import", ["rewards", "check", "{tmp}/recipe.py"],
+         "raised ValueError while it was imported", write("recipe.py", "x = int('seven')\n")),
+    Case("recipe whose prepare returns a list", ["train", "{tmp}/recipe.py", *SMOKE],
+         "prepare() returned list, not a datasets.Dataset; return Dataset.from_list(rows)",
+         write("recipe.py", REWARD_RECIPE.format(kind="ok").replace("return Dataset.from_list(", "return list(("))),
+    Case("eval --json into a missing folder", ["eval", "gsm8k", "--model", "{model}", "--data", "sample", "--json",
+                                                 "{tmp}/no/such/dir/e.json"],
+         "--json {tmp}/no/such/dir/e.json: the folder {tmp}/no/such/dir does not exist; create it first"),
+    Case("eval --split the sample does not have", ["eval", "gsm8k", "--model", "{model}", "--data", "sample",
+                                                   "--split", "nope"],
+         "the sample data has the splits train and test, not 'nope'"),
+    Case("push to a name that is no repository", ["push", "{tmp}", "--repo", "not a repo"],
+         "'not a repo' is not a hub repository name; write it as your-name/model-name",
+         lambda tmp, monkeypatch: monkeypatch.setenv("HF_TOKEN", "hf_test")),
+    Case("plan for a GPU of 0GB", ["plan", "gsm8k", "--gpu", "0GB"], "GPU size '0GB' must be more than 0"),
+    Case("chat --max-new-tokens -1", ["chat", "{model}", "--max-new-tokens", "-1"],
+         "argument --max-new-tokens: invalid int value: '-1'"),
+    Case("chat --temperature -1", ["chat", "{model}", "--temperature", "-1"],
+         "argument --temperature: invalid float value: '-1'"),
+    Case("a config file whose grpo section is not a mapping", ["train", "digit_sum", "--config", "{tmp}/c.yaml",
+                                                               *SMOKE, "grpo.max_steps=1"],
+         "config file {tmp}/c.yaml: grpo must be a mapping of settings", write("c.yaml", "grpo: 5\n")),
+    Case("a learning rate of inf", ["train", "gsm8k", *SMOKE, "grpo.learning_rate=.inf"],
+         "grpo.learning_rate: Input should be a finite number"),
+    Case("a temperature of inf", ["train", "gsm8k", *SMOKE, "grpo.temperature=.inf"],
+         "grpo.temperature: Input should be a finite number"),
+    Case("a beta of nan", ["train", "gsm8k", *SMOKE, "grpo.beta=.nan"], "grpo.beta: Input should be a finite number"),
+    Case("an absurd max_seq_length", ["train", "gsm8k", *SMOKE, "model.max_seq_length=99999999999999999999"],
+         "model.max_seq_length: Input should be less than or equal to 1048576"),
+    Case("OUT inside the kit's own package", ["train", "gsm8k", "--profile", "smoke", "--out",
+                                             str(Path(__file__).resolve().parents[2] / "kit" / "sandbox" / "run")],
+         "is inside the kit's own kit package; choose an OUT outside it"),
+    Case("no prompt short enough", ["train", "gsm8k", *SMOKE, "data.max_prompt_length=4"], "data.max_prompt_length"),
+    Case("Ctrl-C during kit export", ["export", "{tmp}/run/merged", "--quant", "q8_0", "--out", "{out}"],
+         "interrupted (Ctrl-C) during kit export; no GGUF file is left half-written", interrupted_export),
+    Case("a learning rate that overflows the weights", ["train", "gsm8k", *SMOKE, "eval.n=0",
+                                                        "grpo.learning_rate=1e30"],
+         "grpo step 1: the trained weight", runs=True, marks=[pytest.mark.slow]),
     Case("reward raises on real completions", ["train", "{tmp}/recipe.py", *SMOKE, "eval.n=0"],
          "reward 'digits' raised ZeroDivisionError: division by zero on completion 0 of a batch ('",
          reward_recipe("raises_on_text"), runs=True, marks=[pytest.mark.slow]),

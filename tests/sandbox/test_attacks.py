@@ -56,6 +56,13 @@ def test_forged_results_score_nothing(code, level):
     assert score(code, level, tests) == 0
 
 
+def test_answering_then_hanging_at_exit_is_not_paid(level):
+    """The probes answer, then atexit stalls past the time limit: a timed-out run scores 0."""
+    code = f"import atexit, time\natexit.register(time.sleep, 60)\ndef solve(x):\n    return {SECRET}"
+    result = run_python(code, [HIDDEN_TEST], timeout=1.0, level=level)
+    assert result.timed_out and result.fraction == 0
+
+
 def test_a_correct_solution_still_scores(level):
     assert score(f"def solve(x):\n    return {SECRET}", level) == 1
 

@@ -85,3 +85,17 @@ def test_one_pathological_run_fails_only_itself_in_a_batch():
             ProbeRun([split_test("assert f(1) == {0}")], lines({"value": colliding}), None, False),
             ProbeRun([split_test("assert f(1) == 7")], lines({"value": 7}), None, False)]
     assert [r.passed for r in judge_runs(runs)] == [1, 0, 1]
+
+
+def test_a_check_with_a_generator_sees_the_probes():
+    """`any(... for v in ...)` runs in a scope of its own, which eval's locals never reach: a right answer scored 0."""
+    test = ["assert any(add(2, 3) == v for v in (5, 6))"]
+    assert split_test(test[0]).check == "any((_probe0 == v for v in (5, 6)))"
+    assert judged(test, lines({"value": 5})).passed == 1
+    assert judged(test, lines({"value": 7})).passed == 0
+
+
+def test_a_run_that_timed_out_passes_nothing_whatever_it_answered_first():
+    run = ProbeRun([split_test("assert f(1) == 5")], lines({"value": 5}), "timed out", True)
+    result = judge_runs([run])[0]
+    assert (result.passed, result.error, result.timed_out) == (0, "timed out", True)

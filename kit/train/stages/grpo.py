@@ -124,6 +124,7 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     from trl import GRPOTrainer
 
     from kit.monitor.console import use_step_lines
+    from kit.monitor.finite import FiniteGuard
     from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger
     from kit.monitor.metrics import MetricsFile
     from kit.rewards.dry_run import documented_range
@@ -133,7 +134,8 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     samples = SampleLogger(out.samples, cfg.monitor.sample_every, cfg.monitor.samples, cfg.seed, dataset, read)
     ranges = {r.name: documented_range(r.fn) for r in rewards.rewards}
     health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window, ranges), out.diagnostics)
-    callbacks = [MetricsFile(out.metrics), health] + ([samples] if cfg.monitor.samples else [])
+    callbacks = [MetricsFile(out.metrics), health, FiniteGuard("grpo", cfg.grpo.learning_rate)]
+    callbacks += [samples] if cfg.monitor.samples else []
     funcs = [CheckedReward(fn) for fn in rewards.funcs]  # a broken reward stops the run with one line
     if ranks.in_worker():  # every rank counts what it did; rank 0 writes it all to OUT/distributed.json
         from kit.monitor.ranks import CountedReward, RankReport

@@ -52,11 +52,13 @@ def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, rewards, args,
     from trl import SFTTrainer
 
     from kit.monitor.console import use_step_lines
+    from kit.monitor.finite import FiniteGuard
     from kit.monitor.metrics import MetricsFile
 
     per_step = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps * cfg.launch.num_processes
     print(f"sft: {cfg.sft.max_steps} steps of {per_step} worked answers, learning rate {cfg.sft.learning_rate:g}")
-    callbacks = [MetricsFile(out.metrics, stage="sft")] + ([stopper] if stopper else [])
+    callbacks = [MetricsFile(out.metrics, stage="sft"), FiniteGuard("sft", cfg.sft.learning_rate)]
+    callbacks += [stopper] if stopper else []
     trainer = SFTTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=sft_dataset(recipe, rows),
                          callbacks=callbacks)
     use_step_lines(trainer, "sft")
