@@ -207,11 +207,11 @@ def batch_proposal(cfg: RunConfig, shape: ModelShape, gpu_gib: float, stack: Sta
 # --- what the user reads --------------------------------------------------------------------------
 
 
-def settings_line(cfg: RunConfig) -> str:
+def settings_line(cfg: RunConfig, gpu_gib: float) -> str:
     m, g = cfg.model, cfg.grpo
     weights = ("full fine-tuning" if m.full_finetuning
                else f"{'4-bit' if m.load_in_4bit else '16-bit'} + LoRA r={m.lora_rank}")
-    generation = f"vLLM share {m.gpu_memory_utilization:.2f}" if m.fast_inference else "generate() without vLLM"
+    generation = f"vLLM share {vllm_utilization(cfg, gpu_gib):.3g}" if m.fast_inference else "generate() without vLLM"
     return (f"{weights}; {g.per_device_train_batch_size} completions per device step "
             f"({g.num_generations} generations) x {sequence_length(cfg)} tokens "
             f"({cfg.data.max_prompt_length} prompt + {g.max_completion_length} completion); "
@@ -222,7 +222,7 @@ def describe(plan: Plan) -> str:
     cfg, shape = plan.cfg, plan.shape
     lines = [f"memory plan: {cfg.model.name} ({shape.total_params / 1e9:.2f}B parameters, {shape.model_type}) "
              f"on {plan.gpu} ({plan.gpu_gib:.1f} GiB)",
-             f"  {settings_line(cfg)}",
+             f"  {settings_line(cfg, plan.gpu_gib)}",
              *[f"  not counted: {note}" for note in shape.left_out], "",
              f"  {'term':<26} {'GiB':>7}  {'phase':<10} why"]
     for term in plan.estimate.terms:

@@ -5,8 +5,9 @@ removed, and `no_new_privs` (set with it) means no later exec can gain privilege
 refused fail with EPERM, which Python turns into an ordinary exception. That includes clone: no new
 processes and no threads either, because a thread made with raw clone flags can get a file table of
 its own (past RLIMIT_NOFILE) and threads count against no limit when the sandbox's user is root on the
-host. File locks, inotify watches and memfds are refused too: the read-only binds are the host's own
-files, and memfd pages escape RLIMIT_AS.
+host. File locks, leases, inotify and dnotify watches, memfds and System V IPC are refused too: the
+read-only binds are the host's own files, and memfd pages and SysV shared memory or message queues escape
+RLIMIT_AS.
 
 This module is stdlib-only because it is imported inside the sandbox, where the kit is not installed.
 """
@@ -33,6 +34,8 @@ REFUSED = {
         "personality": 135, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "clone": 56, "clone3": 435, "memfd_create": 319,
         "memfd_secret": 447, "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254, "flock": 73,
+        "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
+        "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71,
     },
     "aarch64": {
         "socket": 198, "execve": 221, "execveat": 281, "kill": 129, "tkill": 130, "rt_sigqueueinfo": 138,
@@ -47,12 +50,14 @@ REFUSED = {
         "kcmp": 272, "fanotify_init": 262, "personality": 92, "open_tree": 428, "move_mount": 429,
         "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442, "clone": 220,
         "clone3": 435, "memfd_create": 279, "memfd_secret": 447, "inotify_init1": 26, "inotify_add_watch": 27,
-        "flock": 32,
+        "flock": 32, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190, "semctl": 191,
+        "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197,
     },
 }
 FCNTL = {"x86_64": 72, "aarch64": 25}
-# fcntl's record locks (F_GETLK..F_SETLKW, F_OFD_*): a lock on a read-only bind would hold up the host.
-FCNTL_LOCKS = (5, 6, 7, 36, 37, 38)
+# fcntl's record locks (F_GETLK..F_SETLKW, F_OFD_*): a lock on a read-only bind would hold up the host; a lease
+# (F_SETLEASE) on a system file stalls every program the host starts that opens it; F_NOTIFY watches its folders.
+FCNTL_REFUSED = (5, 6, 7, 36, 37, 38, 1024, 1026)
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 X32_SYSCALL_BIT = 0x40000000  # x86_64 also accepts x32 syscall numbers; refuse them all
 
@@ -76,9 +81,9 @@ def build_filter(arch: str) -> list[tuple[int, int, int, int]]:
         program += [(JUMP_GE, 0, 1, X32_SYSCALL_BIT), (RETURN, 0, 0, refuse)]
     for number in sorted(REFUSED[arch].values()):
         program += [(JUMP_EQ, 0, 1, number), (RETURN, 0, 0, refuse)]
-    locks = len(FCNTL_LOCKS)
-    program += [(JUMP_EQ, 0, 2 * locks + 1, FCNTL[arch]), (LOAD_WORD, 0, 0, ARG1_OFFSET)]  # fcntl's command
-    for command in FCNTL_LOCKS:
+    commands = len(FCNTL_REFUSED)
+    program += [(JUMP_EQ, 0, 2 * commands + 1, FCNTL[arch]), (LOAD_WORD, 0, 0, ARG1_OFFSET)]  # fcntl's command
+    for command in FCNTL_REFUSED:
         program += [(JUMP_EQ, 0, 1, command), (RETURN, 0, 0, refuse)]
     return program + [(RETURN, 0, 0, ALLOW)]  # everything else, fcntl's other commands (F_GETFD, ...) included
 

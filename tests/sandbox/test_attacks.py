@@ -243,6 +243,11 @@ HOLES = {  # each found by a red-team pass on the first version of this sandbox
     "an inotify watch on the host's files": "import ctypes\nassert ctypes.CDLL(None).inotify_init() >= 0",
     "a lock on the host's files": "import fcntl\nfcntl.flock(open('/usr/bin/env', 'rb'), fcntl.LOCK_EX)",
     "a record lock on the host's files": "import fcntl\nfcntl.lockf(open('/usr/bin/env', 'rb'), fcntl.LOCK_SH)",
+    # issue 30: memory past RLIMIT_AS, and a stall of every program the host starts
+    "System V shared memory": "import ctypes\nassert ctypes.CDLL(None).shmget(0, 256 * 2**20, 0o1600) >= 0",
+    "a System V message queue": "import ctypes\nassert ctypes.CDLL(None).msgget(0, 0o1600) >= 0",
+    "a lease on a system file": "import fcntl\nfcntl.fcntl(open('/etc/ld.so.cache', 'rb'), 1024, fcntl.F_RDLCK)",
+    "a dnotify watch on the host's folders": "import fcntl, os\nfcntl.fcntl(os.open('/usr', os.O_RDONLY), 1026, 1)",
 }
 
 
