@@ -3,23 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import get_args
 
 from kit.config import LAUNCHERS, PROFILES
 from kit.outputs import RunDir
 from kit.plan.memory import Stack
-
-
-def at_least(low: float, kind: type):
-    """An argparse type: a number of `kind` no smaller than `low` (argparse says which flag and value)."""
-    def parse(text: str):
-        value = kind(text)
-        if not math.isfinite(value) or value < low:
-            raise argparse.ArgumentTypeError(f"must be a number of at least {low}")
-        return value
-    parse.__name__ = kind.__name__  # argparse names the type in its message: "invalid int value"
-    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,8 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--recipe", help=f"whose system prompt to use (default: the run's, from "
                       f"{RunDir('OUT').run_file.name} beside the model; else gsm8k)")
     chat.add_argument("--system", help="a system prompt of your own instead")
-    chat.add_argument("--max-new-tokens", type=at_least(1, int), default=256)
-    chat.add_argument("--temperature", type=at_least(0, float), default=0.0, help="0: greedy")
+    chat.add_argument("--max-new-tokens", type=int, default=256)
+    chat.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
 
     plan = commands.add_parser("plan", help="estimate GPU memory before loading: breakdown, verdict, what fits")
     plan.add_argument("recipe", help="recipe name, dotted module path, or .py file")

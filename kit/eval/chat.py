@@ -6,6 +6,7 @@ Commands at the prompt: /reset starts over, /exit (or Ctrl-D) leaves.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from kit.errors import KitError
@@ -37,7 +38,16 @@ def require_stdin() -> None:
                        "or pipe the messages in: echo 'What is 2 plus 3?' | python -m kit chat MODEL")
 
 
+def check_numbers(max_new_tokens: int, temperature: float) -> None:
+    """Before loading: transformers would fail on them with a traceback at the first message."""
+    if max_new_tokens < 1:
+        raise KitError(f"--max-new-tokens {max_new_tokens}: must be 1 or more (the longest answer, in tokens)")
+    if not math.isfinite(temperature) or temperature < 0:
+        raise KitError(f"--temperature {temperature}: must be 0 (greedy) or more")
+
+
 def chat_loop(args: argparse.Namespace) -> int:
+    check_numbers(args.max_new_tokens, args.temperature)
     require_stdin()  # before loading the model: that can take minutes
     loaded = load_for_inference(args.model, args.adapter)
     system = system_prompt(args)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kit import ranks
 from kit.config import SHARDED, GRPOSection, RunConfig
+from kit.errors import KitError
 from kit.models import training as loader  # imports Unsloth, which must patch TRL before TRL is used
 from kit.outputs import RunDir, write_run_section
 from kit.recipe import Recipe
@@ -100,6 +101,7 @@ def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards: Re
     A checkpoint that already holds every planned step (the run stopped after training, before its outputs
     were written) is loaded and not trained on: the trainer would train one step past the plan.
     """
+    from kit.monitor.finite import FiniteGuard
     from kit.plan.record import MemoryRecorder
     from kit.train.resume import SaveEveryMinutes
 
@@ -115,7 +117,13 @@ def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards: Re
         trainer.add_callback(SaveEveryMinutes(cfg.grpo.save_minutes))
     if ranks.is_main():
         trainer.add_callback(MemoryRecorder(out.run_file, plan))
-    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    try:
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    except RuntimeError as err:  # sampling from weights that overflowed, before the guard's step-end check
+        if "inf" not in str(err) or "nan" not in str(err):
+            raise
+        guard = FiniteGuard("grpo", cfg.grpo.learning_rate)
+        raise KitError(guard.stopped(trainer.state.global_step + 1, "generation met inf or nan probabilities")) from err
     return trainer
 
 
