@@ -42,7 +42,7 @@ def require_folder_for(path: Path) -> None:
     """--json's folder exists and takes files: checked before minutes of evaluation, whose results would be lost."""
     folder = path.parent
     if path.is_dir():
-        raise KitError(f"--json {path} is a folder; give a file name, e.g. {path / 'eval.json'}")
+        raise KitError(f"--json {path} is a folder; give a file name in it, e.g. {path / 'scores.json'}")
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         state = "cannot be written" if folder.is_dir() else "does not exist"
         raise KitError(f"--json {path}: the folder {folder} {state}; create it first, or choose another path")
