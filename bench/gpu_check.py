@@ -52,7 +52,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # run as a script from a checkout: the kit beside it, installed or not
 
-from kit.doctor import route  # noqa: E402  (the standard library only, as every kit.doctor module here)
+from kit.doctor import processes, route  # noqa: E402  (the standard library only, as every kit.doctor module)
 from kit.doctor.machine import Machine, probe_machine  # noqa: E402
 from kit.doctor.processes import (  # noqa: E402
     FAIL,
@@ -60,6 +60,7 @@ from kit.doctor.processes import (  # noqa: E402
     SKIP,
     Check,
     Driver,
+    announce,
     exit_code,
     exit_on_sigterm,
     progress,
@@ -78,6 +79,7 @@ from kit.doctor.workers import (  # noqa: E402
     token_parity,
     train_timed,
 )
+from kit.errors import first_line  # noqa: E402
 
 SIDES = {"kit": "grpo kit", "unsloth": "grpo unsloth script", "trl": "grpo plain trl"}
 CHECKS = ("build model", "load 16-bit", "load 4-bit", *SIDES.values(), "merge vs peft", "adapter hf generate",
@@ -223,9 +225,8 @@ def work_grpo_trl(spec: dict) -> dict:
     except Exception as err:  # classified, then raised again unless it is the known CPU limitation
         if cuda or not fused_head_failure(traceback.extract_tb(err.__traceback__)):
             raise
-        first_line = (str(err).strip().splitlines() or [""])[0][:160]
         return {"status": SKIP, "reason": f"plain TRL needs CUDA: TRL's fused log-prob head failed on CPU "
-                                          f"({type(err).__name__}: {first_line})", "figures": {}}
+                                          f"({type(err).__name__}: {first_line(err, 160)})", "figures": {}}
 
 
 def fused_head_failure(frames) -> bool:
@@ -455,11 +456,7 @@ SUMMARIES = {"build model": build_summary, "load 16-bit": load_summary, "load 4-
 
 
 def to_check(name: str, result: dict) -> Check:
-    status = result["status"]
-    extra = {k: result[k] for k in ("wall_seconds", "log_tail") if k in result}
-    figures = {**result.get("figures", {}), **extra}
-    summary = SUMMARIES[name](figures) if status == PASS else ""
-    return Check(name, status, summary, result.get("reason"), figures)
+    return processes.to_check(name, result, SUMMARIES)
 
 
 # --- the run --------------------------------------------------------------------------------------
@@ -545,7 +542,7 @@ def run_checks(driver: Driver, machine: Machine, shape: str, s: Settings, work: 
 
 def default_route_check(driver: Driver, machine: Machine, model_dir: Path, s: Settings, work: Path) -> Check:
     """`make train RECIPE=gsm8k`'s own route on this shape, skipped with the reason where it cannot run."""
-    gaps = machine.gaps(route.NEEDS) or route.gpu_gaps(machine)
+    gaps = route.route_gaps(machine)
     if gaps:
         driver.done += 1
         return announce(skipped("default route", "; ".join(gaps)))
@@ -612,11 +609,6 @@ def adapter_checks(driver: Driver, machine: Machine, spec: dict, work: Path, hav
         result = driver.run(worker, name, {**spec, "out_dir": str(work / worker)})
         checks.append(announce(to_check(name, result)))
     return checks
-
-
-def announce(check: Check) -> Check:
-    print(check.line(), flush=True)
-    return check
 
 
 def default_out() -> Path:

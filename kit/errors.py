@@ -6,6 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def first_line(err: BaseException, limit: int = 300) -> str:
+    """An exception's message in one line, as the kit quotes a library's error inside its own."""
+    return (str(err).strip().splitlines() or [""])[0][:limit]
+
+
 class KitError(Exception):
     """A problem with the user's input (config, data, recipe, model): the message says what to change."""
 

@@ -53,7 +53,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kit.errors import KitError
+from kit.errors import KitError, first_line
 from kit.rewards.bundle import RewardBundle
 from kit.rewards.scoring import Passes, Scoring
 
@@ -116,10 +116,6 @@ def _import_recipe_module(spec: str) -> ModuleType:
         f"unknown recipe '{spec}'; choose from: {', '.join(known_recipes())} "
         "(or give a dotted module path, or a path to a .py file)"
     )
-
-
-def first_line(err: BaseException) -> str:
-    return (str(err).strip().splitlines() or [""])[0][:300]
 
 
 @contextmanager

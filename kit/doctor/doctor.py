@@ -18,9 +18,9 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from kit.doctor import route
+from kit.doctor import processes, route
 from kit.doctor.machine import Machine, outside_pins, pins, probe_machine
-from kit.doctor.processes import FAIL, PASS, SKIP, Check, Driver, exit_code, exit_on_sigterm, skipped
+from kit.doctor.processes import FAIL, PASS, SKIP, Check, Driver, announce, exit_code, exit_on_sigterm, skipped
 from kit.env import MIN_NVIDIA_DRIVER
 from kit.plan.gpus import STACK_MIN_CAPABILITY, gpu_problem
 
@@ -94,7 +94,7 @@ def versions_check(m: Machine) -> Check:
 
 def route_checks(driver: Driver, m: Machine, work: Path, steps: int) -> list[Check]:
     """Build the tiny model, start vLLM's engine on it, then run the default route: each a process of its own."""
-    gaps = m.gaps(route.NEEDS) or route.gpu_gaps(m)
+    gaps = route.route_gaps(m)
     if gaps:
         return [announce(skipped(name, "; ".join(gaps))) for name in CHECKS[3:]]
     model_dir = work / "model"
@@ -112,9 +112,7 @@ def route_checks(driver: Driver, m: Machine, work: Path, steps: int) -> list[Che
 
 
 def to_check(name: str, result: dict) -> Check:
-    figures = {**result.get("figures", {}), **{k: result[k] for k in ("wall_seconds", "log_tail") if k in result}}
-    summary = SUMMARIES[name](figures) if result["status"] == PASS else ""
-    return Check(name, result["status"], summary, result.get("reason"), figures)
+    return processes.to_check(name, result, SUMMARIES)
 
 
 def build_summary(f: dict) -> str:
@@ -135,9 +133,10 @@ def verdict_line(m: Machine, checks: list[Check]) -> str:
     failures = [c for c in checks if c.status == FAIL]
     if failures:
         first = failures[0]
-        return (f"verdict: the default route will not run here: {first.name}: {first.reason}. With model.fast_inference"
-                "=false the kit trains without vLLM (slower generation)" if first.name.startswith(("vllm", "grpo"))
-                else f"verdict: the default route will not run here: {first.name}: {first.reason}")
+        verdict = f"verdict: the default route will not run here: {first.name}: {first.reason}"
+        if first.name.startswith(("vllm", "grpo")):  # the GPU itself is fine: training without vLLM may be
+            verdict += ". With model.fast_inference=false the kit trains without vLLM (slower generation)"
+        return verdict
     if not m.cuda:
         return ("verdict: no GPU here, so the default route (4-bit weights, vLLM, LoRA) was not checked; CPU runs "
                 "work: make demo, make demo-real, make train PROFILE=smoke")
@@ -146,7 +145,3 @@ def verdict_line(m: Machine, checks: list[Check]) -> str:
         return f"verdict: nothing failed, but {', '.join(skipped_names)} could not be checked (see above)"
     return "verdict: this machine runs the kit's default route: make train RECIPE=gsm8k"
 
-
-def announce(check: Check) -> Check:
-    print(check.line(), flush=True)
-    return check

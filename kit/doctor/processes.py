@@ -32,6 +32,20 @@ class Check:
         return f"{self.name:<21}{self.status:<6}{self.summary or self.reason or ''}"
 
 
+def to_check(name: str, result: dict, summaries: dict) -> Check:
+    """A worker's result as a check: its figures (with the worker's wall time and, on failure, its log's tail),
+    and `summaries[name]` of them in words when it passed."""
+    extra = {k: result[k] for k in ("wall_seconds", "log_tail") if k in result}
+    figures = {**result.get("figures", {}), **extra}
+    summary = summaries[name](figures) if result["status"] == PASS else ""
+    return Check(name, result["status"], summary, result.get("reason"), figures)
+
+
+def announce(check: Check) -> Check:
+    print(check.line(), flush=True)
+    return check
+
+
 def skipped(name: str, reason: str) -> Check:
     return Check(name, SKIP, reason=reason)
 

@@ -155,12 +155,14 @@ def work_default_route(spec: dict) -> dict:
     return {"status": FAIL if problems else PASS, "reason": "; ".join(problems) or None, "figures": figures}
 
 
-def gpu_gaps(machine) -> list[str]:
-    """A GPU the pinned stack has no kernels for (kit.plan.gpus), as a reason to skip the route."""
+def route_gaps(machine) -> list[str]:
+    """Why the default route cannot run here: what it loads and the machine lacks, or a GPU the pinned stack has
+    no kernels for (kit.plan.gpus); empty when it can."""
     from kit.plan.gpus import too_old
 
     capability = too_old(machine.gpu or "", machine.capability) if machine.cuda else None
-    return [f"the GPU is too old for the stack (compute capability {capability})"] if capability else []
+    old = [f"the GPU is too old for the stack (compute capability {capability})"] if capability else []
+    return machine.gaps(NEEDS) or old
 
 
 def route_summary(f: dict) -> str:

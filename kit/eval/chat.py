@@ -10,6 +10,7 @@ import math
 import sys
 
 from kit.errors import KitError
+from kit.eval.command import at_least_one
 from kit.eval.generate import Sampling, generate
 from kit.models.inference import load_for_inference
 
@@ -40,8 +41,7 @@ def require_stdin() -> None:
 
 def check_numbers(max_new_tokens: int, temperature: float) -> None:
     """Before loading: transformers would fail on them with a traceback at the first message."""
-    if max_new_tokens < 1:
-        raise KitError(f"--max-new-tokens {max_new_tokens}: must be 1 or more (the longest answer, in tokens)")
+    at_least_one(max_new_tokens, "--max-new-tokens", "the longest answer, in tokens")
     if not math.isfinite(temperature) or temperature < 0:
         raise KitError(f"--temperature {temperature}: must be 0 (greedy) or more")
 

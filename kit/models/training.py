@@ -15,7 +15,7 @@ import os
 
 from kit import env, ranks
 from kit.config import ModelConfig
-from kit.errors import KitError
+from kit.errors import KitError, first_line
 from kit.models.names import resolve_model_name
 from kit.models.tokenizer import with_pad_token
 from kit.verbosity import quiet_libraries
@@ -147,8 +147,7 @@ def check_vllm_generates(model) -> None:
 
 def vllm_failed(what: str, err: Exception) -> KitError:
     gpu = env.gpu_name() or "no GPU"
-    first = (str(err).strip().splitlines() or [""])[0][:300]
-    return KitError(f"vLLM's engine failed to {what} on this GPU ({gpu}): {type(err).__name__}: {first}. "
+    return KitError(f"vLLM's engine failed to {what} on this GPU ({gpu}): {type(err).__name__}: {first_line(err)}. "
                     "Nothing was trained. Train without vLLM: model.fast_inference=false (make train "
                     "ARGS='model.fast_inference=false'; generation with transformers, several times slower per "
                     "step, the same training otherwise)")

@@ -22,17 +22,19 @@ class FiniteGuard(TrainerCallback):
         for key in ("loss", "grad_norm"):
             value = (logs or {}).get(key)
             if isinstance(value, (int, float)) and not math.isfinite(value):
-                raise KitError(self.stopped(state.global_step, f"the {key} is {value}"))
+                raise non_finite_stop(self.stage, self.learning_rate, state.global_step, f"the {key} is {value}")
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
         bad = non_finite_weight(model) if model is not None else None
         if bad:
-            raise KitError(self.stopped(state.global_step, f"the trained weight {bad} holds inf or nan"))
+            raise non_finite_stop(self.stage, self.learning_rate, state.global_step,
+                                  f"the trained weight {bad} holds inf or nan")
 
-    def stopped(self, step: int, what: str) -> str:
-        return (f"{self.stage} step {step}: {what}, so training stopped there and no model was merged or saved "
-                f"from it. Lower {self.stage}.learning_rate (now {self.learning_rate:g}); with 16-bit weights, "
-                "model.dtype=float32 also rules out an overflow")
+
+def non_finite_stop(stage: str, learning_rate: float, step: int, what: str) -> KitError:
+    return KitError(f"{stage} step {step}: {what}, so training stopped there and no model was merged or saved "
+                    f"from it. Lower {stage}.learning_rate (now {learning_rate:g}); with 16-bit weights, "
+                    "model.dtype=float32 also rules out an overflow")
 
 
 def non_finite_weight(model) -> str | None:

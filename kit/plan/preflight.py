@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kit.config import RunConfig
 from kit.errors import KitError
-from kit.plan.gpus import GPUS, gpu_memory_gib, this_gpu, too_old
+from kit.plan.gpus import GPUS, STACK_MIN_CAPABILITY, gpu_memory_gib, this_gpu, too_old
 from kit.plan.planner import Plan, assess, describe, make_plan
 from kit.plan.shapes import read_shape
 
@@ -44,7 +44,7 @@ def plan_page(cfg: RunConfig, gpu: str | None, stack: str | None) -> tuple[str, 
 def short_verdict(plan: Plan) -> str:
     """The verdict in a word or two; a GPU the stack cannot run on says that rather than "does not fit"."""
     if too_old(plan.gpu):
-        return "too old (compute capability below 7.5)"
+        return f"too old (compute capability below {STACK_MIN_CAPABILITY})"
     return plan.verdict
 
 

@@ -23,8 +23,8 @@ def test_a_gpu_below_the_stacks_kernels_fails_the_gpu_check_and_skips_the_route(
     p100 = gpu_machine("Tesla P100-PCIE-16GB", 6.0)
     check = doctor.gpu_check(p100)
     assert check.status == FAIL and "compute capability 6.0" in check.reason and "GPU T4 x2" in check.reason
-    assert route.gpu_gaps(p100) == ["the GPU is too old for the stack (compute capability 6.0)"]
-    assert doctor.gpu_check(gpu_machine()).status == PASS and not route.gpu_gaps(gpu_machine())
+    assert route.route_gaps(p100) == ["the GPU is too old for the stack (compute capability 6.0)"]
+    assert doctor.gpu_check(gpu_machine()).status == PASS and not route.route_gaps(gpu_machine())
 
 
 def test_an_old_driver_fails_with_the_driver_found_and_needed():

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from kit import ranks
 from kit.config import SHARDED, GRPOSection, RunConfig
-from kit.errors import KitError
 from kit.models import training as loader  # imports Unsloth, which must patch TRL before TRL is used
 from kit.outputs import RunDir, write_run_section
 from kit.recipe import Recipe
@@ -48,7 +47,7 @@ def trainer_settings(g: GRPOSection) -> dict:
 
     Unsloth's GPU-side GRPOConfig fills unset values its own way (epsilon_high None becomes 0.28 with an
     explicit dapo, 5.0 with cispo) and its CPU backend does not patch TRL at all, so a value left to it would
-    make one config train differently on a GPU and on a CPU. tests/train/test_unsloth_config_patch.py applies
+    make one config train differently on a GPU and on a CPU. tests/train/stages/test_unsloth_config_patch.py applies
     Unsloth's GPU patch on the CPU and checks that no setting changes under it.
     """
     settings = g.model_dump(exclude={"extra", "save_minutes"})  # save_minutes: the kit's callback, not TRL's
@@ -101,7 +100,7 @@ def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards: Re
     A checkpoint that already holds every planned step (the run stopped after training, before its outputs
     were written) is loaded and not trained on: the trainer would train one step past the plan.
     """
-    from kit.monitor.finite import FiniteGuard
+    from kit.monitor.finite import non_finite_stop
     from kit.plan.record import MemoryRecorder
     from kit.train.resume import SaveEveryMinutes
 
@@ -122,8 +121,8 @@ def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards: Re
     except RuntimeError as err:  # sampling from weights that overflowed, before the guard's step-end check
         if "inf" not in str(err) or "nan" not in str(err):
             raise
-        guard = FiniteGuard("grpo", cfg.grpo.learning_rate)
-        raise KitError(guard.stopped(trainer.state.global_step + 1, "generation met inf or nan probabilities")) from err
+        raise non_finite_stop("grpo", cfg.grpo.learning_rate, trainer.state.global_step + 1,
+                              "generation met inf or nan probabilities") from err
     return trainer
 
 
