@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.sandbox.isolation import ENVIRONMENT, HERE, active_level, command, python_executable
+from kit.sandbox.judge import cpu_seconds
 from kit.sandbox.verdict import split_test
 
 OUTPUT_LIMIT = 1 << 20  # bytes read back from one run; the rest is dropped and the run killed
 JUDGE = HERE / "judge.py"
-JUDGE_SECONDS = 10  # wall clock; the judge's own CPU limit (2 s) ends pathological checks sooner
+JUDGE_SECONDS = 10  # wall clock, at least; or 3 s per CPU second the judge may use (kit/sandbox/judge.py)
 
 
 @dataclass
@@ -97,9 +98,10 @@ def call_judge(runs: list[ProbeRun]) -> list[dict] | None:
     """The judge process's verdicts (kit/sandbox/judge.py), or None when it failed or was stopped."""
     request = [{"checks": [s.check for s in run.splits], "probe_counts": [len(s.probes) for s in run.splits],
                 "lines": run.lines} for run in runs]
+    timeout = max(JUDGE_SECONDS, 3 * cpu_seconds(len(runs)))  # a busy machine's wall clock runs ahead of CPU time
     try:
         done = subprocess.run([python_executable(), "-I", "-S", str(JUDGE)], input=json.dumps(request).encode(),
-                              capture_output=True, timeout=JUDGE_SECONDS, check=False, env=ENVIRONMENT)
+                              capture_output=True, timeout=timeout, check=False, env=ENVIRONMENT)
         verdicts = json.loads(done.stdout)
     except (subprocess.TimeoutExpired, ValueError):
         return None

@@ -8,7 +8,12 @@
                model's code can read this machine's files. Used only when asked for by name.
 Under every level the harness applies rlimits and a seccomp filter (kit/sandbox/seccomp.py) before
 the model's code runs. `auto` (the default) takes the first of bubblewrap and namespaces that works
-here, and refuses to run model code when neither does.
+here (namespaces first when the trainer is root), and refuses to run model code when neither does.
+
+Run by root, bwrap maps the sandbox's nobody to host root (without capabilities): the host's own device
+nodes bound in would be that user's to chmod or touch, a channel between completions and a way to break
+/dev/null for the host. So as root, bwrap gets device nodes of its own, made in the run's scratch
+folder and removed with it, and the launcher's real nobody gets the host's nodes bound read-only.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import functools
 import json
 import os
 import shutil
+import stat
 import sys
 from pathlib import Path
 
@@ -61,14 +67,14 @@ def harness_command() -> list[str]:
 def command(level: str, scratch: Path) -> list[str]:
     """The argv that runs the harness under `level`; `scratch` is an empty folder the caller removes."""
     if level == "bubblewrap":
-        return bubblewrap_command()
+        return bubblewrap_command(scratch)
     if level == "namespaces":
         request = {"root": str(scratch), "read_only": read_only_paths(), "devices": DEVICES, "tmp_mb": TMP_MB}
         return [python_executable(), "-I", "-S", str(LAUNCHER), json.dumps(request), "--", *harness_command()]
     return harness_command()
 
 
-def bubblewrap_command() -> list[str]:
+def bubblewrap_command(scratch: Path) -> list[str]:
     argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             "--uid", "65534", "--gid", "65534",
             "--size", str(TMP_MB * 2**20), "--tmpfs", "/tmp"]  # first: binds below /tmp must land on it
@@ -77,10 +83,27 @@ def bubblewrap_command() -> list[str]:
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.exists(path):
             argv += ["--ro-bind", path, path]
-    for device in DEVICES:  # not bwrap's --dev, whose /dev (and /dev/shm) is a writable tmpfs the size of RAM
-        argv += ["--dev-bind", device, device]
+    # not bwrap's --dev, whose /dev (and /dev/shm) is a writable tmpfs the size of RAM
+    for device, source in device_sources(scratch).items():
+        argv += ["--dev-bind", source, device]
     argv += ["--remount-ro", "/", "--chdir", "/tmp"]
     return argv + harness_command()
+
+
+def device_sources(scratch: Path) -> dict[str, str]:
+    """What each of DEVICES is bound from: the host's node, or as root a private copy of it in `scratch`."""
+    if os.geteuid() != 0:
+        return {device: device for device in DEVICES}  # the sandbox's user owns nothing here: it cannot chmod them
+    sources = {}
+    for device in DEVICES:
+        source = scratch / f"dev-{Path(device).name}"
+        try:
+            os.mknod(source, stat.S_IFCHR | 0o666, os.stat(device).st_rdev)  # the same driver, a node of its own
+        except OSError as err:
+            raise OSError(f"as root, bubblewrap needs device nodes of its own, and making one failed ({err})") from None
+        os.chmod(source, 0o666)  # past the umask
+        sources[device] = str(source)
+    return sources
 
 
 def requested_level() -> str:
@@ -105,7 +128,12 @@ def level_works(level: str) -> str | None:
 def active_level() -> str:
     """The level model code runs under here; raises SandboxUnavailable with what to do when there is none."""
     requested = requested_level()
-    candidates = ("bubblewrap", "namespaces") if requested == "auto" else (requested,)
+    if requested != "auto":
+        candidates = (requested,)
+    elif os.geteuid() == 0:  # as root, the launcher's nobody is a real unprivileged user; bwrap's is host root
+        candidates = ("namespaces", "bubblewrap")
+    else:
+        candidates = ("bubblewrap", "namespaces")
     reasons = {}
     for level in candidates:
         reasons[level] = level_works(level)

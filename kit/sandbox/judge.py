@@ -4,7 +4,9 @@ The trainer never touches what the model's code returned: decoding a set of ten 
 with one hash, or `'%100000000d' % 2` in a check, would stall or bloat it. So a fresh
 `python -I -S judge.py` (trusted code, untrusted data) reads the run's result lines and the checks
 from stdin, under a CPU and memory limit, and writes for each run {"passed": [bool per test], "error":
-str | None}. One judge serves a whole batch of runs; when it fails, the kit judges them one by one.
+str | None}. One judge serves a whole batch of runs, giving each at most RUN_CPU_SECONDS: a run whose
+values cost more (a set of numbers that share one hash is quadratic to build) fails alone and the
+batch goes on. When the judge itself fails, the kit judges the runs one by one.
 Any failure of this process fails the tests; it can never pass one.
 Stdlib only: kit/sandbox/verdict.py imports the names the checks may use from here.
 """
@@ -13,6 +15,7 @@ import builtins
 import json
 import math
 import resource
+import signal
 import sys
 import types
 
@@ -23,7 +26,15 @@ OUTSIDE_BUILTINS = {name: getattr(builtins, name) for name in (
 OUTSIDE_MATH = ("ceil", "comb", "e", "exp", "fabs", "factorial", "floor", "gcd", "inf", "isclose", "isfinite",
                 "isinf", "isnan", "log", "log10", "log2", "nan", "pi", "prod", "sqrt", "tau", "trunc")
 OUTSIDE_NAMES = {**OUTSIDE_BUILTINS, "math": types.SimpleNamespace(**{n: getattr(math, n) for n in OUTSIDE_MATH})}
-CPU_SECONDS, MEMORY_MB = 2, 1024
+RUN_CPU_SECONDS, MEMORY_MB = 0.25, 1024
+
+
+class TooSlow(BaseException):
+    """Raised by the per-run timer; a BaseException, so no `except Exception` on the way swallows it."""
+
+
+def too_slow(signum, frame):
+    raise TooSlow
 
 
 def decode(value):
@@ -65,6 +76,17 @@ def passes(check: str, values: list) -> bool:
         return False
 
 
+def judge_within_budget(request: dict) -> dict:
+    signal.setitimer(signal.ITIMER_PROF, RUN_CPU_SECONDS)  # CPU time, user and system: this run's alone
+    try:
+        return judge(request)
+    except TooSlow:
+        return {"passed": [False] * len(request["checks"]),
+                "error": f"its results took the judge more than {RUN_CPU_SECONDS} s to check"}
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+
+
 def judge(request: dict) -> dict:
     values = [read_line(line) for line in request["lines"]]
     values += [RuntimeError("no result")] * (sum(request["probe_counts"]) - len(values))
@@ -76,11 +98,19 @@ def judge(request: dict) -> dict:
     return {"passed": passed, "error": errors[0][:300] if errors else None}
 
 
+def cpu_seconds(runs: int) -> int:
+    """The whole judge's CPU limit: every run's budget, and a second to start and read its input."""
+    return 1 + math.ceil(runs * RUN_CPU_SECONDS)
+
+
 def main() -> None:
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_MB * 2**20, MEMORY_MB * 2**20))
     sys.setrecursionlimit(200)  # deep nesting fails fast instead of exhausting the C stack
-    sys.stdout.write(json.dumps([judge(item) for item in json.loads(sys.stdin.read())]))  # one item per run
+    signal.signal(signal.SIGPROF, too_slow)
+    runs = json.loads(sys.stdin.read())  # one item per run
+    limit = cpu_seconds(len(runs))
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, limit))
+    sys.stdout.write(json.dumps([judge_within_budget(item) for item in runs]))
 
 
 if __name__ == "__main__":

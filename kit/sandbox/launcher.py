@@ -4,7 +4,8 @@ Run as `python -I -S launcher.py REQUEST_JSON -- COMMAND...` by root. It does wh
 for the kit's needs, with the kernel's namespaces directly:
   - new mount, PID, network (no interfaces), IPC and UTS namespaces;
   - a new root on a small tmpfs holding only read-only binds of the system's programs and libraries
-    (and the Python the harness needs), /dev/null-like devices and a private writable /tmp;
+    (and the Python the harness needs), /dev/null-like devices (read-only binds: they work, but their
+    owner, mode and times cannot change) and a private writable /tmp;
   - the command runs as `nobody` with no capabilities, as PID 1 of the new PID namespace, and dies
     with this launcher: when the trainer kills the launcher, the kernel kills everything in the sandbox.
 Stdlib only, and nothing here runs model code: the harness (started as COMMAND) does that after
@@ -71,6 +72,8 @@ def build_root(root: str, request: dict) -> None:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         open(target, "a").close()
         mount(device, target, None, MS_BIND)
+        # read-only but still a device: writing to /dev/null works, chmod or utime on the host's node is EROFS
+        mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
     os.chdir(root)
     check(libc.syscall(SYS_PIVOT_ROOT[os.uname().machine], b".", b"."), "pivot_root")
     check(libc.umount2(b".", MNT_DETACH), "detach the old root")  # the host's file system is now gone

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import os
 import platform
 
 # Syscall numbers per architecture (checked against the kernel headers in tests/sandbox/test_seccomp.py).
@@ -35,7 +36,8 @@ REFUSED = {
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "clone": 56, "clone3": 435, "memfd_create": 319,
         "memfd_secret": 447, "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254, "flock": 73,
         "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
-        "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71,
+        "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "setpriority": 141,
+        "socketpair": 53,
     },
     "aarch64": {
         "socket": 198, "execve": 221, "execveat": 281, "kill": 129, "tkill": 130, "rt_sigqueueinfo": 138,
@@ -52,24 +54,30 @@ REFUSED = {
         "clone3": 435, "memfd_create": 279, "memfd_secret": 447, "inotify_init1": 26, "inotify_add_watch": 27,
         "flock": 32, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190, "semctl": 191,
         "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197,
+        "setpriority": 140, "socketpair": 199,
     },
 }
+# Allowed only on the harness's own process (first argument 0, or for tgkill its own pid): under `unisolated`
+# there is no PID namespace, and these would signal, re-limit or pin the host's other processes of this user.
+SELF_ONLY = {"x86_64": {"tgkill": 234, "prlimit64": 302, "sched_setaffinity": 203},
+             "aarch64": {"tgkill": 131, "prlimit64": 261, "sched_setaffinity": 122}}
 FCNTL = {"x86_64": 72, "aarch64": 25}
 # fcntl's record locks (F_GETLK..F_SETLKW, F_OFD_*): a lock on a read-only bind would hold up the host; a lease
 # (F_SETLEASE) on a system file stalls every program the host starts that opens it; F_NOTIFY watches its folders.
-FCNTL_REFUSED = (5, 6, 7, 36, 37, 38, 1024, 1026)
+# F_SETOWN, F_SETSIG and F_SETOWN_EX would aim SIGIO at another process.
+FCNTL_REFUSED = (5, 6, 7, 8, 10, 15, 36, 37, 38, 1024, 1026)
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 X32_SYSCALL_BIT = 0x40000000  # x86_64 also accepts x32 syscall numbers; refuse them all
 
 # Classic BPF opcodes and seccomp return values (linux/filter.h, linux/seccomp.h).
 LOAD_WORD, JUMP_EQ, JUMP_GE, RETURN = 0x20, 0x15, 0x35, 0x06
 ALLOW, KILL_PROCESS, ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
-NR_OFFSET, ARCH_OFFSET, ARG1_OFFSET = 0, 4, 24  # fields of struct seccomp_data (little-endian)
+NR_OFFSET, ARCH_OFFSET, ARG0_OFFSET, ARG1_OFFSET = 0, 4, 16, 24  # struct seccomp_data (little-endian)
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 
 
-def build_filter(arch: str) -> list[tuple[int, int, int, int]]:
-    """The filter as (code, jump-if-true, jump-if-false, k) instructions."""
+def build_filter(arch: str, pid: int = 0) -> list[tuple[int, int, int, int]]:
+    """The filter as (code, jump-if-true, jump-if-false, k) instructions; `pid` is the process it is for."""
     refuse = ERRNO | errno.EPERM
     program = [
         (LOAD_WORD, 0, 0, ARCH_OFFSET),
@@ -81,11 +89,21 @@ def build_filter(arch: str) -> list[tuple[int, int, int, int]]:
         program += [(JUMP_GE, 0, 1, X32_SYSCALL_BIT), (RETURN, 0, 0, refuse)]
     for number in sorted(REFUSED[arch].values()):
         program += [(JUMP_EQ, 0, 1, number), (RETURN, 0, 0, refuse)]
+    for name, number in sorted(SELF_ONLY[arch].items()):
+        program += only_on_self(number, pid if name == "tgkill" else 0, refuse)
     commands = len(FCNTL_REFUSED)
     program += [(JUMP_EQ, 0, 2 * commands + 1, FCNTL[arch]), (LOAD_WORD, 0, 0, ARG1_OFFSET)]  # fcntl's command
     for command in FCNTL_REFUSED:
         program += [(JUMP_EQ, 0, 1, command), (RETURN, 0, 0, refuse)]
     return program + [(RETURN, 0, 0, ALLOW)]  # everything else, fcntl's other commands (F_GETFD, ...) included
+
+
+def only_on_self(number: int, allowed: int, refuse: int) -> list[tuple[int, int, int, int]]:
+    """Syscall `number` passes only when its 64-bit first argument is `allowed`; otherwise it is refused."""
+    return [(JUMP_EQ, 0, 6, number),  # another syscall: on to the next check
+            (LOAD_WORD, 0, 0, ARG0_OFFSET + 4), (JUMP_EQ, 0, 3, 0),  # the high word must be 0
+            (LOAD_WORD, 0, 0, ARG0_OFFSET), (JUMP_EQ, 0, 1, allowed),
+            (RETURN, 0, 0, ALLOW), (RETURN, 0, 0, refuse)]
 
 
 class SockFilter(ctypes.Structure):
@@ -100,7 +118,7 @@ def install() -> None:
     """Apply the filter to this process and every thread it starts from now on; raises OSError if refused."""
     if platform.machine() not in REFUSED:
         raise OSError(f"no seccomp syscall table for {platform.machine()} (the kit has x86_64 and aarch64)")
-    program = build_filter(platform.machine())
+    program = build_filter(platform.machine(), os.getpid())
     instructions = (SockFilter * len(program))(*[SockFilter(*step) for step in program])
     fprog = SockFprog(len(program), instructions)
     libc = ctypes.CDLL(None, use_errno=True)

@@ -5,7 +5,12 @@ the check `_probe0 == 5`, evaluated by the judge (kit/sandbox/judge.py, a limite
 on that value. The expected value never enters the sandbox and the comparison never runs the model's
 code, so a rigged `__eq__`, a printed "all passed" or an early `os._exit(0)` earn nothing.
 
-A probe is each outermost call (or bare name) that reaches the solution. Everything else in the test
+A probe is each outermost call (or bare name) that reaches the solution, stopped short of what can be
+applied to a plain value: a subscript, or a method or attribute that a built-in type has
+(`greet('Bob').startswith('Hi')`, `add(2, 3).__eq__(5)`, `f(1)[0]`). Those run in the judge on the
+probe's plain value, so a returned object with a rigged `startswith` earns nothing. Methods no
+built-in type has (`Stack().push(1)`), and any method of an object the test builds by a CapWords
+name (`LRUCache(2).get(1)`), are the solution's own and run in the sandbox. Everything else in the test
 must be something the judge knows (plain built-ins such as len, sorted, pow, chr; math.isclose, ...):
 a test that calls two names the kit does not know (`isclose(solve(3), x)`, `solve(3) == EXPECTED`)
 is refused, since the model's code could define the second and so compute the expected side itself.
@@ -19,6 +24,8 @@ from dataclasses import dataclass
 from kit.errors import KitError
 from kit.sandbox.judge import OUTSIDE_MATH, OUTSIDE_NAMES
 
+BUILTIN_ATTRIBUTES = frozenset(name for kind in (bool, int, float, complex, str, bytes, list, tuple, dict, set,
+                                                 frozenset, type(None)) for name in dir(kind))
 ONE_ASSERT = "write one assert per case, e.g. `assert f(2) == 4`"
 
 
@@ -90,7 +97,38 @@ class ProbeExtractor(ast.NodeTransformer):
         names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
         if names & self.bound or not names - set(OUTSIDE_NAMES):
             return False
-        return not (isinstance(node, ast.Call) and is_outside_function(node.func))
+        if isinstance(node, ast.Call) and is_outside_function(node.func):
+            return False
+        return not any(runs_in_judge(link) for link in links(node))
+
+
+def links(node):
+    """The operations applied to the solution's value, outermost first, down to a bare name or a call of one."""
+    while True:
+        if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name):
+            yield node
+            node = node.func.value if isinstance(node.func, ast.Attribute) else node.func
+        elif isinstance(node, (ast.Attribute, ast.Subscript)):
+            yield node
+            node = node.value
+        else:
+            return
+
+
+def runs_in_judge(link) -> bool:
+    """A subscript, or an attribute (or method call) a built-in type has, unless it is on a CapWords-built object."""
+    if isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute):
+        link = link.func
+    if isinstance(link, ast.Subscript):
+        return True
+    return isinstance(link, ast.Attribute) and link.attr in BUILTIN_ATTRIBUTES and not builds_a_class(link.value)
+
+
+def builds_a_class(node) -> bool:
+    """`Cache` or `Cache(2)`: by the convention the test was written in, an object of the solution's own class."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    return isinstance(node, ast.Name) and node.id[:1].isupper() and node.id != node.id.upper()
 
 
 def is_outside_function(func) -> bool:

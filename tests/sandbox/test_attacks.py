@@ -17,6 +17,7 @@ import pytest
 
 from kit.sandbox import run_program, run_python
 from kit.sandbox.execute import OUTPUT_LIMIT
+from kit.sandbox.isolation import DEVICES
 
 SECRET = 982451653
 HIDDEN_TEST = f"assert solve(3) == {SECRET}"
@@ -54,6 +55,51 @@ FORGERIES = {
 def test_forged_results_score_nothing(code, level):
     tests = [HIDDEN_TEST, f"assert solve(3) == pow({SECRET}, 1, 10**12)", f"assert solve(3) == ord(chr({SECRET}))"]
     assert score(code, level, tests) == 0
+
+
+METHOD_FORGERIES = {  # issue 30: the test calls a method on the returned value; the policy rigs the method
+    "str subclass with a rigged startswith": (
+        "class S(str):\n    startswith = lambda self, *a: True\n    __str__ = lambda self: 'Hello'\n"
+        "def greet(name):\n    return S('Bye')", "assert greet('Bob').startswith('Hello')"),
+    "object with its own startswith": (
+        "class S:\n    startswith = lambda self, *a: True\ndef greet(name):\n    return S()",
+        "assert greet('Bob').startswith('Hello')"),
+    "int subclass with a rigged __eq__ method": (
+        "class I(int):\n    __eq__ = lambda s, o: True\n    __hash__ = int.__hash__\ndef add(a, b):\n    return I(0)",
+        "assert add(2, 3).__eq__(5)"),
+    "list subclass with a rigged __getitem__": (
+        f"class L(list):\n    __getitem__ = lambda self, i: {SECRET}\ndef solve(x):\n    return L([0])",
+        f"assert solve(3)[0] == {SECRET}"),
+    "dict subclass with a rigged get": (
+        f"class D(dict):\n    get = lambda self, *a: {SECRET}\ndef solve(x):\n    return D()",
+        f"assert solve(3).get('a') == {SECRET}"),
+}
+
+
+@pytest.mark.parametrize("code, test", METHOD_FORGERIES.values(), ids=METHOD_FORGERIES.keys())
+def test_methods_of_the_returned_value_run_in_the_judge(code, test, level):
+    assert score(code, level, [test]) == 0
+
+
+HONEST_VALUES = {  # what an honest solution returns must still pass: subclasses cross as their built-in base
+    "a str": ("def greet(name):\n    return 'Hello ' + name", "assert greet('Bob').startswith('Hello')"),
+    "a namedtuple": ("import collections\nP = collections.namedtuple('P', 'x y')\ndef f():\n    return P(1, 2)",
+                     "assert f() == (1, 2) and f()[1] == 2"),
+    "a defaultdict": ("import collections\ndef count(s):\n    d = collections.defaultdict(int)\n"
+                      "    for c in s:\n        d[c] += 1\n    return d", "assert count('aab').get('a') == 2"),
+    "an IntEnum": ("import enum\nclass C(enum.IntEnum):\n    RED = 1\ndef f():\n    return C.RED", "assert f() == 1"),
+    "a class's own method named like a dict's": (
+        "class LRUCache:\n    def __init__(self, n):\n        self.d = {}\n    def get(self, k):\n"
+        "        return self.d.get(k, -1)", "assert LRUCache(2).get(1) == -1"),
+    "a class's own method, then a subscript": (
+        "class Solution:\n    def twoSum(self, a, t):\n        return [0, 1]",
+        "assert Solution().twoSum([2, 7], 9)[1] == 1"),
+}
+
+
+@pytest.mark.parametrize("code, test", HONEST_VALUES.values(), ids=HONEST_VALUES.keys())
+def test_honest_values_and_methods_still_pass(code, test, level):
+    assert score(code, level, [test]) == 1
 
 
 def test_answering_then_hanging_at_exit_is_not_paid(level):
@@ -146,6 +192,45 @@ def test_the_host_file_system_stays_unchanged(attack, level, tmp_path):
     assert (harness.stat().st_mode, harness.read_bytes()) == before
 
 
+DEVICE_TAMPERING = {  # issue 30: as root, bwrap's nobody was host root and the device nodes were the host's own
+    "chmod": "import os\nfor d in ('/dev/null', '/dev/zero'):\n    os.chmod(d, 0o444)",
+    "chown": "import os\nos.chown('/dev/null', 65534, 65534)",
+    "set times": f"import os\nfor d in ('/dev/random', '/dev/urandom'):\n    os.utime(d, ({SECRET}, {SECRET}))",
+    "touch": "import os\nos.utime('/dev/null')",
+}
+
+
+def device_state() -> dict:
+    return {d: (s.st_mode, s.st_uid, s.st_atime_ns, s.st_mtime_ns) for d in DEVICES for s in [os.stat(d)]}
+
+
+@pytest.mark.parametrize("attack", DEVICE_TAMPERING.values(), ids=DEVICE_TAMPERING.keys())
+def test_the_hosts_device_nodes_stay_as_they_were(attack, level):
+    if attack == DEVICE_TAMPERING["touch"] and level == "bubblewrap" and os.geteuid() != 0:
+        pytest.xfail("unprivileged bubblewrap binds the host's nodes: anyone may touch /dev/null to now (open)")
+    before = device_state()
+    assert score(attack + "\ndef solve(x):\n    return 0", level) == 0
+    assert device_state() == before
+
+
+def test_no_channel_between_runs_through_the_device_nodes(level):
+    """A right completion writes its answer into the nodes' times and modes; a wrong one reads it back."""
+    writer = ("import os\nfor d in ('/dev/random', '/dev/urandom', '/dev/zero'):\n    try:\n"
+              f"        os.utime(d, ({SECRET}, {SECRET}))\n    except OSError:\n        pass\n"
+              f"def solve(x):\n    return {SECRET}")
+    reader = "import os\ndef solve(x):\n    return int(os.stat('/dev/urandom').st_mtime)"
+    before = device_state()
+    assert score(writer, level) == 1
+    assert score(reader, level) == 0
+    assert device_state() == before
+
+
+def test_the_devices_still_work_inside(level):
+    code = "def solve(x):\n    return [open('/dev/null', 'w').write('ab'), len(open('/dev/urandom', 'rb').read(8)), " \
+           "open('/dev/zero', 'rb').read(2)]"
+    assert score(code, level, ["assert solve(0) == [2, 8, bytes(2)]"]) == 1
+
+
 def test_nothing_outlives_the_run(level, tmp_path):
     """Daemons, setsid, threads and sleepers: when the run ends, every process of the sandbox is gone."""
     marker = tmp_path / "late"
@@ -198,6 +283,47 @@ def test_the_trainer_and_its_neighbours_survive(level):
         for code in attacks:
             assert score(code + "\ndef solve(x):\n    return 0", level) == 0
         assert neighbour.poll() is None
+    finally:
+        neighbour.kill()
+        neighbour.wait()
+
+
+def test_unisolated_code_still_cannot_reach_the_hosts_processes():
+    """Issue 30: with no PID namespace, tgkill, prlimit64, sched_setaffinity and setpriority named host processes."""
+    neighbour = subprocess.Popen(["sleep", "60"])
+    pid = neighbour.pid
+    limits_before = Path(f"/proc/{pid}/limits").read_text()
+    affinity_before, nice_before = os.sched_getaffinity(pid), os.getpriority(os.PRIO_PROCESS, pid)
+    attacks = [
+        f"import ctypes\nassert ctypes.CDLL(None).syscall(234, {pid}, {pid}, 9) == 0",  # tgkill
+        f"import resource\nresource.prlimit({pid}, resource.RLIMIT_NOFILE, (3, 3))",
+        f"import os\nos.sched_setaffinity({pid}, {{0}})",
+        f"import os\nos.setpriority(os.PRIO_PROCESS, {pid}, 19)",
+        "import os\nos.setpriority(os.PRIO_USER, 0, 19)",
+        "import socket\nsocket.socketpair()",
+    ]
+    try:
+        for action in attacks:
+            assert score(attempt(action), "unisolated", ["assert solve(0) == 'done'"]) == 0, action
+        assert neighbour.poll() is None
+        assert Path(f"/proc/{pid}/limits").read_text() == limits_before
+        assert (os.sched_getaffinity(pid), os.getpriority(os.PRIO_PROCESS, pid)) == (affinity_before, nice_before)
+    finally:
+        neighbour.kill()
+        neighbour.wait()
+    own = ("import os, resource\nresource.getrlimit(resource.RLIMIT_NOFILE)\n"
+           "os.sched_setaffinity(0, os.sched_getaffinity(0))")
+    assert score(attempt(own), "unisolated", ["assert solve(0) == 'done'"]) == 1  # its own process: allowed
+
+
+def test_control_a_plain_process_can_renice_and_relimit_its_neighbour():
+    neighbour = subprocess.Popen(["sleep", "60"])
+    try:
+        code = (f"import os, resource\nos.setpriority(os.PRIO_PROCESS, {neighbour.pid}, 19)\n"
+                f"resource.prlimit({neighbour.pid}, resource.RLIMIT_NOFILE, (3, 3))")
+        subprocess.run([sys.executable, "-c", code], timeout=30, check=True)
+        assert os.getpriority(os.PRIO_PROCESS, neighbour.pid) == 19
+        assert resource.prlimit(neighbour.pid, resource.RLIMIT_NOFILE) == (3, 3)
     finally:
         neighbour.kill()
         neighbour.wait()

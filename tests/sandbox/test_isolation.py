@@ -1,5 +1,8 @@
 """Which isolation level runs model code, and the refusal when the machine offers none."""
 
+import os
+from pathlib import Path
+
 import pytest
 
 from kit.sandbox import isolation
@@ -11,12 +14,27 @@ def offer(monkeypatch, **works):
     monkeypatch.setattr(isolation, "level_works", lambda level: None if works.get(level) else f"{level} is broken")
 
 
-def test_auto_prefers_bubblewrap_then_the_kits_namespaces(monkeypatch):
+@pytest.mark.parametrize("euid, first, second", [(1000, "bubblewrap", "namespaces"), (0, "namespaces", "bubblewrap")])
+def test_auto_takes_the_first_level_that_works(euid, first, second, monkeypatch):
+    """Run by root, bwrap's nobody is host root and the launcher's the real, unprivileged nobody: root prefers it."""
     monkeypatch.delenv(isolation.ENV_VAR, raising=False)
+    monkeypatch.setattr(isolation.os, "geteuid", lambda: euid)
     offer(monkeypatch, bubblewrap=True, namespaces=True)
-    assert active_level() == "bubblewrap"
-    offer(monkeypatch, bubblewrap=False, namespaces=True)
-    assert active_level() == "namespaces"
+    assert active_level() == first
+    offer(monkeypatch, **{first: False, second: True})
+    assert active_level() == second
+
+
+def test_as_root_bubblewrap_gets_device_nodes_of_its_own(tmp_path, monkeypatch):
+    if os.geteuid() != 0:
+        pytest.skip("making device nodes needs root")
+    sources = isolation.device_sources(tmp_path)
+    assert sorted(sources) == sorted(isolation.DEVICES)
+    for device, source in sources.items():
+        made, host = os.stat(source), os.stat(device)
+        assert Path(source).parent == tmp_path and (made.st_rdev, made.st_mode) == (host.st_rdev, host.st_mode)
+    monkeypatch.setattr(isolation.os, "geteuid", lambda: 1000)
+    assert isolation.device_sources(tmp_path) == {d: d for d in isolation.DEVICES}  # unprivileged: no mknod
 
 
 def test_auto_never_falls_back_to_unisolated(monkeypatch):

@@ -17,7 +17,7 @@ def test_syscall_numbers_match_the_kernel_headers(arch):
         pytest.skip(f"{HEADERS[arch]} is not installed")
     defined = {name: int(number) for name, number in
                re.findall(r"#define __NR(?:3264)?_(\w+)\s+(\d+)\b", HEADERS[arch].read_text())}
-    ours = {**seccomp.REFUSED[arch], "fcntl": seccomp.FCNTL[arch]}
+    ours = {**seccomp.REFUSED[arch], **seccomp.SELF_ONLY[arch], "fcntl": seccomp.FCNTL[arch]}
     assert {name: defined.get(name) for name in ours} == ours
 
 
@@ -30,9 +30,10 @@ def test_filter_checks_the_architecture_first_and_allows_by_default(arch):
     assert len(program) < 4096  # the kernel's limit on a filter's length
 
 
-def simulate(program, nr: int, arch: int, arg1: int = 0) -> int:
+def simulate(program, nr: int, arch: int, arg1: int = 0, arg0: int = 0) -> int:
     """Run the filter the way the kernel would on one syscall: enough of classic BPF for our filter."""
-    data = {seccomp.NR_OFFSET: nr, seccomp.ARCH_OFFSET: arch, seccomp.ARG1_OFFSET: arg1}
+    data = {seccomp.NR_OFFSET: nr, seccomp.ARCH_OFFSET: arch, seccomp.ARG1_OFFSET: arg1,
+            seccomp.ARG0_OFFSET: arg0 & 0xFFFFFFFF, seccomp.ARG0_OFFSET + 4: arg0 >> 32}
     accumulator, pc = 0, 0
     while True:
         code, jt, jf, k = program[pc]
@@ -59,3 +60,22 @@ def test_the_filter_refuses_processes_threads_locks_and_escapes_but_allows_ordin
         assert simulate(program, allowed, arch) == seccomp.ALLOW
     assert simulate(program, 0x40000000 | 1, arch) == eperm  # x32 numbering
     assert simulate(program, 1, seccomp.AUDIT_ARCH["aarch64"]) == seccomp.KILL_PROCESS
+
+
+def test_signals_limits_and_affinity_reach_only_the_harness_itself():
+    """Issue 30: under `unisolated` there is no PID namespace; tgkill, prlimit64 and sched_setaffinity on another
+    pid would reach the host's processes, setpriority(PRIO_USER) every process of the user."""
+    program = seccomp.build_filter("x86_64", pid=4242)
+    arch = seccomp.AUDIT_ARCH["x86_64"]
+    eperm = seccomp.ERRNO | 1
+    tgkill, prlimit, affinity = (seccomp.SELF_ONLY["x86_64"][n] for n in ("tgkill", "prlimit64", "sched_setaffinity"))
+    assert simulate(program, tgkill, arch, arg0=4242) == seccomp.ALLOW
+    assert simulate(program, tgkill, arch, arg0=4243) == eperm
+    assert simulate(program, tgkill, arch, arg0=4242 + 2**32) == eperm  # the high word counts too
+    for number in (prlimit, affinity):
+        assert simulate(program, number, arch, arg0=0) == seccomp.ALLOW
+        assert simulate(program, number, arch, arg0=1) == eperm
+    for name in ("setpriority", "socketpair"):
+        assert simulate(program, seccomp.REFUSED["x86_64"][name], arch) == eperm
+    for command in (8, 10, 15):  # F_SETOWN, F_SETSIG, F_SETOWN_EX
+        assert simulate(program, 72, arch, arg1=command) == eperm

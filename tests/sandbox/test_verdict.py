@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from kit.sandbox.execute import ProbeRun, judge_runs
-from kit.sandbox.judge import decode
+from kit.sandbox.execute import ProbeRun, call_judge, judge_runs
+from kit.sandbox.judge import RUN_CPU_SECONDS, decode
 from kit.sandbox.verdict import UnsupportedTest, split_test
 
 SPLITS = [
@@ -19,6 +19,17 @@ SPLITS = [
     ("f(1) == f(2)", ["f(1)", "f(2)"], "_probe0 == _probe1"),
     ("assert solve(3) == pow(3, 1000, 7)", ["solve(3)"], "_probe0 == pow(3, 1000, 7)"),
     ("assert str.upper(solve(1)) == 'A'", ["solve(1)"], "str.upper(_probe0) == 'A'"),
+    # methods and subscripts of built-in types run in the judge, on the plain value
+    ("assert greet('Bob').startswith('Hello')", ["greet('Bob')"], "_probe0.startswith('Hello')"),
+    ("assert add(2, 3).__eq__(5)", ["add(2, 3)"], "_probe0.__eq__(5)"),
+    ("assert f(1)[0] == 2", ["f(1)"], "_probe0[0] == 2"),
+    ("assert RESULT.upper() == 'A'", ["RESULT"], "_probe0.upper() == 'A'"),
+    ("assert f(1).count(2) == f(2).count(1)", ["f(1)", "f(2)"], "_probe0.count(2) == _probe1.count(1)"),
+    # the solution's own methods run in the sandbox: no built-in has them, or the test builds its class
+    ("assert Stack().push(1) == 1", ["Stack().push(1)"], "_probe0 == 1"),
+    ("assert LRUCache(2).get(1) == -1", ["LRUCache(2).get(1)"], "_probe0 == -1"),
+    ("assert Solution().twoSum([2, 7], 9)[0] == 0", ["Solution().twoSum([2, 7], 9)"], "_probe0[0] == 0"),
+    ("assert make_adder(2)(3) == 5", ["make_adder(2)(3)"], "_probe0 == 5"),
 ]
 
 
@@ -71,20 +82,32 @@ def test_unreadable_or_missing_results_fail_and_never_pass():
     assert result.passed == 1 and "unreadable" in result.error
 
 
+COLLIDING = {"type": "set", "items": [k * (2**61 - 1) for k in range(1, 60000)]}  # one hash: quadratic to build
+
+
 def test_a_check_that_would_stall_or_bloat_the_trainer_ends_in_the_judge():
-    """Colliding hashes in a set (quadratic) and a check that builds gigabytes: the judge's limits end both."""
-    colliding = {"type": "set", "items": [k * (2**61 - 1) for k in range(1, 60000)]}
-    stalled = judged(["assert f(1) == {0}"], lines({"value": colliding}))
-    assert (stalled.passed, stalled.error) == (0, "its results could not be checked (the judge gave up)")
+    """Colliding hashes in a set and a check that builds gigabytes: the judge's limits end both."""
+    stalled = judged(["assert f(1) == {0}"], lines({"value": COLLIDING}))
+    assert (stalled.passed, stalled.error) == (0, f"its results took the judge more than {RUN_CPU_SECONDS} s to check")
     assert judged(["assert f(1) % 2 == 1"], lines({"value": "%2000000000d"})).passed == 0
 
 
 def test_one_pathological_run_fails_only_itself_in_a_batch():
-    colliding = {"type": "set", "items": [k * (2**61 - 1) for k in range(1, 60000)]}
     runs = [ProbeRun([split_test("assert f(1) == 5")], lines({"value": 5}), None, False),
-            ProbeRun([split_test("assert f(1) == {0}")], lines({"value": colliding}), None, False),
+            ProbeRun([split_test("assert f(1) == {0}")], lines({"value": COLLIDING}), None, False),
             ProbeRun([split_test("assert f(1) == 7")], lines({"value": 7}), None, False)]
     assert [r.passed for r in judge_runs(runs)] == [1, 0, 1]
+
+
+def test_the_judge_bounds_its_work_per_run_and_keeps_the_batch():
+    """Issue 30: a batch of colliding values cost about 6 s. Each run now has its own CPU budget, so the one
+    judge process answers for the whole batch instead of giving up and judging every run again alone."""
+    honest = ProbeRun([split_test("assert f(1) == 5")], lines({"value": 5}), None, False)
+    slow = ProbeRun([split_test("assert f(1) == {0}")], lines({"value": COLLIDING}), None, False)
+    verdicts = call_judge([slow, honest, slow, slow, honest])
+    assert verdicts is not None
+    assert [v["passed"] for v in verdicts] == [[False], [True], [False], [False], [True]]
+    assert [v["error"] is None for v in verdicts] == [False, True, False, False, True]
 
 
 def test_a_check_with_a_generator_sees_the_probes():
