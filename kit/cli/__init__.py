@@ -157,7 +157,7 @@ def eval_command(args: argparse.Namespace) -> int:
     from kit.recipe import load_recipe
 
     evaluate_command(load_recipe(args.recipe), args.model, args.adapter, args.baseline, args.split, args.n,
-                     args.data, args.max_new_tokens, args.json)
+                     args.data, args.max_new_tokens, args.json, args.backend)
     return 0
 
 

@@ -6,6 +6,7 @@ import argparse
 from typing import get_args
 
 from kit.config import LAUNCHERS, PROFILES
+from kit.models.inference import BACKENDS
 from kit.outputs import RunDir
 from kit.plan.memory import Stack
 
@@ -52,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--n", type=int, default=200, help="number of held-out prompts (default 200)")
     evaluate.add_argument("--data", help="local file or 'sample' (default: the run's eval data, else the hub)")
     evaluate.add_argument("--max-new-tokens", type=int, help="default: the run's grpo.max_completion_length")
+    evaluate.add_argument("--backend", default="auto", choices=BACKENDS,
+                          help="what generates: vLLM where installed (auto), or transformers")
     evaluate.add_argument("--json",
                           help="where to write the results (default: eval-<model>-<split>.json in the run folder)")
 
@@ -69,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--system", help="a system prompt of your own instead")
     chat.add_argument("--max-new-tokens", type=int, default=256)
     chat.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
+    chat.add_argument("--backend", default="auto", choices=BACKENDS,
+                      help="what generates: vLLM where installed (auto), or transformers")
 
     plan = commands.add_parser("plan", help="estimate GPU memory before loading: breakdown, verdict, what fits")
     plan.add_argument("recipe", help="recipe name, dotted module path, or .py file")

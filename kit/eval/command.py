@@ -48,8 +48,15 @@ def require_folder_for(path: Path) -> None:
         raise KitError(f"--json {path}: the folder {folder} {state}; create it first, or choose another path")
 
 
+def evaluate_baseline(baseline: str, recipe: Recipe, rows, sampling: Sampling, backend: str):
+    """Its own load, released before the model's: two engines need not share the memory."""
+    loaded = load_for_inference(baseline, backend=backend)
+    return evaluate(loaded.model, loaded.tokenizer, recipe, rows, sampling, "baseline")
+
+
 def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, baseline: str | None, split: str,
-                     n: int, data: str | None, max_new_tokens: int | None, json_path: str | None) -> Path:
+                     n: int, data: str | None, max_new_tokens: int | None, json_path: str | None,
+                     backend: str = "auto") -> Path:
     at_least_one(n, "--n", "the number of held-out prompts to score")
     if max_new_tokens is not None:
         at_least_one(max_new_tokens, "--max-new-tokens", "the longest answer to generate, in tokens")
@@ -69,9 +76,8 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
     print(f"eval: {len(rows)} prompts from {data or 'the hub'} ({split}), up to {tokens} new tokens, greedy")
     results = []
     if baseline:
-        loaded = load_for_inference(baseline)
-        results.append(evaluate(loaded.model, loaded.tokenizer, recipe, rows, sampling, "baseline"))
-    results += compare(recipe, rows, load_for_inference(model, adapter), sampling)
+        results.append(evaluate_baseline(baseline, recipe, rows, sampling, backend))
+    results += compare(recipe, rows, load_for_inference(model, adapter, backend=backend), sampling)
     print(format_table(results))
     source = Path(adapter or model or ".")
     name = eval_file_name(source, split)

@@ -2,11 +2,12 @@
 
     texts = generate(model, tokenizer, prompts, Sampling(max_new_tokens=256))
 
-With vLLM (a model loaded by Unsloth with fast_inference=True exposes `fast_generate`), prompts go to
-vLLM with SamplingParams and the LoRA adapter as a LoRARequest: a saved adapter by its folder, the
-adapter being trained by its live weights (`live_adapter_request`). Elsewhere: batched transformers
-`generate` with left padding and the KV cache. Both render prompts with the tokenizer's chat template
-and honour temperature (0 = greedy), top_p, max_new_tokens and seed.
+Three engines behind it: the kit's own vLLM engine (kit/models/vllm_engine.py, for eval and chat: a
+saved adapter by its folder), Unsloth's vLLM engine during a GPU run (`fast_generate`; the adapter
+being trained by its live weights, `live_adapter_request`), and batched transformers `generate` with
+left padding and the KV cache. All render prompts with the tokenizer's chat template, tokenize them the
+same way (no special tokens added: the template has them) and honour temperature (0 = greedy), top_p,
+max_new_tokens and seed.
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ class Sampling:
 def render(tokenizer, prompts: list[list[dict]], chat_template_kwargs: dict | None = None) -> list[str]:
     return [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True, **(chat_template_kwargs or {}))
             for p in prompts]
+
+
+def prompt_token_ids(tokenizer, prompts: list[list[dict]], chat_template_kwargs: dict | None = None
+                     ) -> list[list[int]]:
+    """The rendered prompts as token ids: the chat template already holds BOS and the turn markers."""
+    texts = render(tokenizer, prompts, chat_template_kwargs)
+    return [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
 
 
 def uses_vllm(model) -> bool:
@@ -67,6 +75,11 @@ def live_adapter_dir() -> str:
 def generate(model, tokenizer, prompts: list[list[dict]], sampling: Sampling, batch_size: int = 32,
              lora_request=None, progress: bool = True) -> list[str]:
     """Completions (text only, special tokens removed) for chat-format prompts, in order."""
+    from kit.models.vllm_engine import VllmEngine
+
+    if isinstance(model, VllmEngine):
+        return model.generate(prompt_token_ids(tokenizer, prompts, sampling.chat_template_kwargs), sampling,
+                              lora_request, progress)
     if uses_vllm(model):
         return generate_vllm(model, tokenizer, prompts, sampling, lora_request)
     return generate_hf(model, tokenizer, prompts, sampling, batch_size, progress)

