@@ -33,5 +33,8 @@ def quiet_libraries() -> None:
         return
     for name in NOISY_LOGGERS:
         logging.getLogger(name).setLevel(logging.ERROR)
+    # vLLM logs its whole engine config, and warns about LD_PRELOAD and kernels a CPU lacks, at every load
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    warnings.filterwarnings("ignore", message=".*torch.distributed.reduce_op.*")
     warnings.filterwarnings("ignore", module="torchao")
     warnings.filterwarnings("ignore", message=".*register_constant.*")

