@@ -70,4 +70,4 @@ def test_gpu_without_vllm_announces_the_fallback(monkeypatch, capsys, tiny_model
     monkeypatch.setattr(env, "has_vllm", lambda: False)
     monkeypatch.setattr(inference, "_load_transformers", lambda path, adapter: "loaded")
     assert inference.load_for_inference(str(tiny_model)) == "loaded"
-    assert "vLLM is not installed; generating with transformers" in capsys.readouterr().out
+    assert "generating with transformers on the GPU (vLLM is not installed; slower)" in capsys.readouterr().out
