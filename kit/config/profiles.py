@@ -41,7 +41,7 @@ SMOKE_PROFILE: dict[str, Any] = {
 # 4-bit weights 1.19x slower per GRPO step; bfloat16 and gradient checkpointing within 1% of float32 without).
 # Below the YAML file and the command line, so a setting given there wins.
 CPU_FULL_PROFILE: dict[str, Any] = {
-    "model": {"load_in_4bit": False, "fast_inference": False},  # vLLM needs a GPU
+    "model": {"load_in_4bit": False, "fast_inference": False},  # vLLM rollouts need a GPU
     "grpo": {"optim": "adamw_torch"},  # 8-bit Adam needs a GPU
     "sft": {"optim": "adamw_torch"},
 }

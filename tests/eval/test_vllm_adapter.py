@@ -1,7 +1,8 @@
-"""The vLLM path scores the adapter, not the base model: stand-ins record what reaches vLLM.
+"""The GPU's vLLM paths score the adapter, not the base model: stand-ins record what reaches vLLM.
 
-vLLM needs a GPU, so these tests replace the engine with objects that record their calls; what they
-check is the kit's wiring (which LoRA request goes where), the part that can be wrong on a CPU too.
+Unsloth's vLLM engine exists only on a GPU, so these tests replace it with objects that record their calls;
+what they check is the kit's wiring (which LoRA request goes where), the part that can be wrong on a CPU
+too. The kit's own engine runs for real on the CPU in tests/models/test_vllm_engine.py.
 """
 
 import sys
