@@ -22,7 +22,7 @@ from kit.eval.evaluate import compare, format_table
 from kit.eval.generate import Sampling
 from kit.models.inference import load_for_inference
 from kit.models.smollm2 import smollm2_path
-from kit.recipe import load_recipe
+from kit.recipes import load_recipe
 from kit.verbosity import quiet_libraries
 
 

@@ -27,10 +27,10 @@ import os
 import random
 import time
 
-from kit.recipe import load_recipe
+from kit.recipes import load_recipe
 from kit.rewards import answer_correct, canonical_number, completion_text, extract_tag
+from kit.rewards.check import NOT_COLUMNS
 from kit.rewards.code import passes_tests
-from kit.rewards.dry_run import NOT_COLUMNS
 from kit.rewards.format import _validator
 from kit.rewards.presets import PRESETS
 from kit.rewards.whole_answer import _evaluate

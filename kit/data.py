@@ -11,9 +11,9 @@ import random
 import tempfile
 from pathlib import Path
 
+from kit.cache import cache_dir
 from kit.config import SAMPLE_DATA, DataConfig
 from kit.errors import KitError
-from kit.models.tiny import cache_dir
 from kit.recipe import Recipe
 
 LOCAL_FORMATS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}

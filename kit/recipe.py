@@ -1,6 +1,6 @@
-"""The recipe contract: what a task module gives the kit, and how the kit finds it.
+"""The recipe contract: what a task module gives the kit (kit.recipes finds one by name, path or file).
 
-A recipe is a plain module (`recipes/<name>.py`, any importable `pkg.module`, or a `.py` file). This is the
+A recipe is a plain module (`kit/recipes/<name>.py`, any importable `pkg.module`, or a `.py` file). This is the
 one list of what the kit reads from it; `recipe_from_module` checks each kind, and refuses a public name
 one slip away from one of these (`DEFAULT`, `SYSTEM_PROMT`, `Eval`) rather than ignore it.
 
@@ -41,21 +41,18 @@ Optional (each ends with what the kit does without it):
 from __future__ import annotations
 
 import difflib
-import importlib
-import importlib.util
-import pkgutil
-import sys
-import traceback
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kit.errors import KitError, first_line
+from kit.config import RunConfig, resolve_config
+from kit.errors import KitError
 from kit.rewards.bundle import RewardBundle
 from kit.rewards.scoring import Passes, Scoring
+
+USER_MODULE_PREFIX = "kit_user_recipe_"  # a recipe file's module name in sys.modules (kit.recipes)
 
 
 def default_scoring(rewards: RewardBundle) -> Scoring:
@@ -76,63 +73,10 @@ class Recipe:
     system_prompt: str | None = None
     sft_target: Callable[[dict], str] | None = None
 
-
-def known_recipes() -> list[str]:
-    import recipes
-
-    return sorted(m.name for m in pkgutil.iter_modules(recipes.__path__) if not m.name.startswith("_"))
-
-
-def load_recipe(spec: str) -> Recipe:
-    """Find a recipe by name (`gsm8k`), dotted module path (`mypkg.task`) or file (`./task.py`)."""
-    module = _import_recipe_module(spec)
-    return recipe_from_module(module, spec)
-
-
-def _import_recipe_module(spec: str) -> ModuleType:
-    if spec.endswith(".py") or "/" in spec:
-        path = Path(spec)
-        if not path.is_file():
-            raise KitError(f"recipe file {spec} does not exist")
-        module_name = f"kit_user_recipe_{path.stem}"
-        loader_spec = importlib.util.spec_from_file_location(module_name, path)
-        module = importlib.util.module_from_spec(loader_spec)
-        sys.modules[module_name] = module
-        with _syntax_errors_named(spec):
-            loader_spec.loader.exec_module(module)
-        return module
-    if "." not in spec and spec in known_recipes():
-        with _syntax_errors_named(spec):
-            return importlib.import_module(f"recipes.{spec}")
-    if "." in spec:
-        try:
-            with _syntax_errors_named(spec):
-                return importlib.import_module(spec)
-        except ModuleNotFoundError as err:
-            if err.name and spec.startswith(err.name):
-                raise KitError(f"cannot import recipe module '{spec}' ({err})") from None
-            raise
-    raise KitError(
-        f"unknown recipe '{spec}'; choose from: {', '.join(known_recipes())} "
-        "(or give a dotted module path, or a path to a .py file)"
-    )
-
-
-@contextmanager
-def _syntax_errors_named(spec: str):
-    """A recipe (or a module it imports) that does not parse: its file, line and Python's complaint."""
-    try:
-        yield
-    except SyntaxError as err:
-        raise KitError(f"recipe '{spec}': syntax error in {err.filename}, line {err.lineno}: {err.msg}; "
-                       "fix that line (python -m py_compile FILE shows the same)") from None
-    except (KitError, ModuleNotFoundError):
-        raise  # said already; a missing module is told apart by the caller
-    except Exception as err:  # the recipe's own code failed while it was imported
-        frame = traceback.extract_tb(err.__traceback__)[-1]
-        raise KitError(f"recipe '{spec}' raised {type(err).__name__} while it was imported ({frame.filename}, line "
-                       f"{frame.lineno}): {first_line(err)}; fix the recipe, or run python {frame.filename} to "
-                       "see the whole error") from None
+    def config(self, file_layer: dict, overrides: dict, gpu: bool) -> RunConfig:
+        """A run's settings with this recipe: its defaults < profile < a config file < flags and overrides."""
+        return resolve_config(self.defaults, file_layer, overrides, gpu=gpu,
+                              recipe_has_sample=self.write_sample is not None)
 
 
 def _fits_samples(value) -> bool:
@@ -163,10 +107,10 @@ def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
     if missing:
         raise KitError(
             f"recipe '{spec}' lacks {' and '.join(missing)}: a recipe module defines "
-            "prepare(split, source) and REWARDS = RewardBundle(...) (see recipes/gsm8k.py)"
+            "prepare(split, source) and REWARDS = RewardBundle(...) (see kit/recipes/gsm8k.py)"
         )
     _refuse_wrong_kinds(module, spec)
-    name = getattr(module, "NAME", module.__name__.rsplit(".", 1)[-1].removeprefix("kit_user_recipe_"))
+    name = getattr(module, "NAME", module.__name__.rsplit(".", 1)[-1].removeprefix(USER_MODULE_PREFIX))
     return Recipe(
         name=name,
         prepare=module.prepare,

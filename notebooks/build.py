@@ -161,7 +161,7 @@ def cells(platform: str) -> list:
         new_markdown_cell("## Try it in llama.cpp"),
         new_code_cell(
             "from llama_cpp import Llama\n"
-            "from kit.recipe import load_recipe\n"
+            "from kit.recipes import load_recipe\n"
             "gguf = next((out / 'gguf').glob(f'*.{QUANT.upper()}.gguf'))\n"
             "llm = Llama(model_path=str(gguf), n_ctx=1024, verbose=False)\n"
             "question = 'Tom has 3 boxes of 12 pencils and gives away 10. How many pencils are left?'\n"

@@ -219,7 +219,7 @@ def test_vllm_standby_needs_vllm():
 def test_a_section_with_every_key_commented_out_keeps_the_recipes_settings(tmp_path, written):
     """`grpo:` alone reads as None; passed on, it replaced the recipe's whole grpo section (digit_sum's 12-token
     completions became 256) as soon as an override touched it."""
-    from kit.recipe import load_recipe
+    from kit.recipes import load_recipe
 
     path = tmp_path / "c.yaml"
     path.write_text(written)

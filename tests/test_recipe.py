@@ -4,7 +4,7 @@ import textwrap
 import pytest
 
 from kit.errors import KitError
-from kit.recipe import known_recipes, load_recipe
+from kit.recipes import known_recipes, load_recipe
 from kit.rewards import RewardBundle
 
 USER_RECIPE = textwrap.dedent(

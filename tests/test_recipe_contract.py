@@ -9,9 +9,10 @@ import pytest
 
 import kit.recipe
 from kit.errors import KitError
-from kit.recipe import ATTRIBUTES, Recipe, known_recipes, load_recipe, recipe_from_module
+from kit.recipe import ATTRIBUTES, Recipe, recipe_from_module
+from kit.recipes import known_recipes, load_recipe
 from kit.rewards import RewardBundle
-from kit.rewards.dry_run import load_samples, print_report, run_bundle
+from kit.rewards.check import load_samples, print_report, run_bundle
 
 BASE = """
 from kit.recipe import Scoring
@@ -160,7 +161,7 @@ def test_recipes_import_the_bundle_from_kit_rewards():
     assert type(load_recipe("gsm8k").rewards) is RewardBundle
 
 
-def test_the_dry_run_takes_a_bundle_and_samples_not_a_recipe(capsys):
+def test_the_rewards_check_takes_a_bundle_and_samples_not_a_recipe(capsys):
     def says_yes(completions, **kwargs):
         return [float(c == "yes") for c in completions]
 
@@ -172,9 +173,9 @@ def test_the_dry_run_takes_a_bundle_and_samples_not_a_recipe(capsys):
         load_samples(None, [], "t")
 
 
-def test_the_dry_run_imports_no_recipe():
+def test_the_rewards_check_imports_no_recipe():
     """kit.recipe builds on kit.rewards; an import back (even under TYPE_CHECKING) would make them a cycle."""
-    tree = ast.parse((Path(kit.recipe.__file__).parent / "rewards" / "dry_run.py").read_text())
+    tree = ast.parse((Path(kit.recipe.__file__).parent / "rewards" / "check.py").read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert not any(name.startswith("kit.recipe") for name in imported), imported

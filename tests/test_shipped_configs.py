@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from kit.config import read_yaml, resolve_config
-from kit.recipe import load_recipe
+from kit.recipes import load_recipe
 from tests.conftest import REPO
 
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))

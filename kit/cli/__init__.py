@@ -8,15 +8,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from kit import ranks
 from kit.cli.parser import build_parser
 from kit.diskspace import disk_full_error, is_disk_full
-from kit.errors import Interrupted, KitError
-from kit.outputs import RunDir
+from kit.errors import KitError
 from kit.verbosity import quiet_libraries, set_verbose
 
 # What a Ctrl-C outside training leaves, by command: folders are written under temporary names and renamed
@@ -52,74 +50,22 @@ def cli_layer(args: argparse.Namespace) -> dict:
     return deep_merge(layer, parse_overrides(args.overrides))
 
 
-def resolved_config(recipe, file_layer: dict, layer: dict, gpu: bool):
-    """The run's settings, layered: the recipe's defaults < profile < --config file < flags and overrides."""
-    from kit.config import resolve_config
-
-    return resolve_config(recipe.defaults, file_layer, layer, gpu=gpu,
-                          recipe_has_sample=recipe.write_sample is not None)
-
-
 def train_command(args: argparse.Namespace) -> int:
-    ranks.quiet_other_ranks()  # before the imports below, which print banners
-    from kit.config import read_yaml
-    from kit.data import check_local_files
-    from kit.env import driver_problem, has_gpu
-    from kit.plan.gpus import live_gpu_problem
-    from kit.plan.preflight import check_before_training
-    from kit.recipe import load_recipe
+    from kit.train.start import TrainRequest, start_training
 
-    if not has_gpu() and (problem := driver_problem()):  # torch sees no GPU: say why before the CPU takes over
-        print(f"train: {problem}")
-    if has_gpu() and (problem := live_gpu_problem()):  # before Unsloth's import, which may fail there first
-        raise KitError(f"{problem}. Nothing was loaded.")
-    recipe = load_recipe(args.recipe)
-    if args.resume and not args.out:
-        raise KitError("--resume needs --out: the folder of the interrupted run")
-    config_file = RunDir(args.out).run_file if args.resume else args.config  # a resumed run keeps its settings
-    file_layer = read_yaml(config_file) if config_file else {}
-    layer = cli_layer(args)
-    if ranks.in_worker():  # started by a launcher: its process count is the truth
-        layer.setdefault("launch", {})["num_processes"] = ranks.world_size()
-    cfg = resolved_config(recipe, file_layer, layer, gpu=has_gpu())
-    check_local_files(cfg.data, cfg.eval.path)  # before the plan and the minute Unsloth takes to import
-    if cfg.model.vllm_standby:  # read by Unsloth when it is imported (below, or in train_here)
-        os.environ["UNSLOTH_VLLM_STANDBY"] = "1"
-    if (has_gpu() or args.gpu) and cfg.launch.num_processes == 1:  # a plan is made: it reads config.json with
-        import kit.models.training  # noqa: F401  transformers, which Unsloth must patch first (ranks load without it)
-    plan = None if ranks.in_worker() else check_before_training(cfg, args.gpu, args.skip_plan)  # ranks: checked
-    if cfg.launch.num_processes > 1 and not ranks.in_worker():
-        from kit.launch.launcher import launch
-
-        return launch(cfg, recipe, args.argv[1:], resume=args.resume)
-    return train_here(cfg, recipe, args.resume, plan)
-
-
-def train_here(cfg, recipe, resume: bool, plan) -> int:
-    from kit.train.run import run_training
-
-    try:
-        result = run_training(cfg, recipe, resume=resume, plan=plan)
-    except Interrupted as stop:
-        if ranks.is_main():
-            print(stop, file=sys.stderr)
-        ranks.record_interruption()
-        return 130
-    if result.failed:
-        ranks.record_failure(KitError(f"saved outputs failed their checks ({', '.join(result.failed)}): see "
-                                      f"{result.output_dir}"))
-        return 1
-    return 0
+    return start_training(TrainRequest(args.recipe, cli_layer(args), config_file=args.config, out=args.out,
+                                       resume=args.resume, plan_gpu=args.gpu, skip_plan=args.skip_plan,
+                                       argv=tuple(args.argv[1:])))
 
 
 def plan_command(args: argparse.Namespace) -> int:
     from kit.config import read_yaml
     from kit.plan.planner import NO_FIT
     from kit.plan.preflight import plan_page
-    from kit.recipe import load_recipe
+    from kit.recipes import load_recipe
 
     recipe = load_recipe(args.recipe)
-    cfg = resolved_config(recipe, read_yaml(args.config) if args.config else {}, cli_layer(args), gpu=True)
+    cfg = recipe.config(read_yaml(args.config) if args.config else {}, cli_layer(args), gpu=True)
     text, plan = plan_page(cfg, args.gpu, args.stack)
     print(text)
     return 1 if plan.verdict == NO_FIT else 0
@@ -142,8 +88,8 @@ def export_command(args: argparse.Namespace) -> int:
 
 
 def rewards_command(args: argparse.Namespace) -> int:
-    from kit.recipe import load_recipe
-    from kit.rewards.dry_run import load_samples, print_report, run_bundle
+    from kit.recipes import load_recipe
+    from kit.rewards.check import load_samples, print_report, run_bundle
 
     recipe = load_recipe(args.recipe)
     samples = load_samples(args.completions, recipe.sample_completions, recipe.name)
@@ -154,7 +100,7 @@ def rewards_command(args: argparse.Namespace) -> int:
 
 def eval_command(args: argparse.Namespace) -> int:
     from kit.eval.command import evaluate_command
-    from kit.recipe import load_recipe
+    from kit.recipes import load_recipe
 
     evaluate_command(load_recipe(args.recipe), args.model, args.adapter, args.baseline, args.split, args.n,
                      args.data, args.max_new_tokens, args.json, args.backend)
@@ -180,9 +126,11 @@ def doctor_command(args: argparse.Namespace) -> int:
 
 
 def chat_command(args: argparse.Namespace) -> int:
-    from kit.eval.chat import chat_loop
+    from kit.eval.chat import chat_loop, chat_recipe
+    from kit.recipes import load_recipe
 
-    return chat_loop(args)
+    name = chat_recipe(args)
+    return chat_loop(args, load_recipe(name) if name else None)
 
 
 def close_progress_bars() -> None:

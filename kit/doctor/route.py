@@ -32,11 +32,9 @@ NEEDS = ("cuda", "unsloth", "trl", "bitsandbytes", "vllm", "vllm-bnb-plugin")  #
 
 def route_config(model_dir: Path, steps: int, completion_tokens: int, learning_rate: float = 1e-3) -> dict:
     """The run's settings: gsm8k's full profile on a GPU, with the model, the length and the saving changed."""
-    from kit.config import resolve_config
-    from kit.recipe import load_recipe
+    from kit.recipes import load_recipe
 
-    full = resolve_config(load_recipe(ROUTE_RECIPE).defaults, {}, {"recipe": ROUTE_RECIPE, "profile": "full"},
-                          gpu=True)
+    full = load_recipe(ROUTE_RECIPE).config({}, {"recipe": ROUTE_RECIPE, "profile": "full"}, gpu=True)
     layer = full.model_dump(mode="json")
     layer["model"]["name"] = str(model_dir)
     layer["grpo"] |= {"max_steps": steps, "max_completion_length": completion_tokens, "learning_rate": learning_rate,
@@ -105,7 +103,7 @@ def work_vllm_engine(spec: dict) -> dict:
     request for the (new, zero) adapter beside a plain request. Loading already generates two tokens."""
     from kit.config import build_config
     from kit.eval.generate import live_adapter_request
-    from kit.models import training as loader  # imports Unsloth first
+    from kit.models import loader  # imports Unsloth first
 
     cfg = build_config([spec["kit_config"]])
     started = time.perf_counter()
@@ -128,7 +126,7 @@ def work_default_route(spec: dict) -> dict:
     request. The adapter moved, so seeded samples with it must differ from the base model's."""
     from kit.config import build_config
     from kit.eval.generate import live_adapter_request
-    from kit.models import training as loader  # imports Unsloth first
+    from kit.models import loader  # imports Unsloth first
     from kit.rewards import RewardBundle
     from kit.train.stages.grpo import build_trainer, grpo_args, held_settings
 

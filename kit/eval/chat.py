@@ -13,23 +13,33 @@ from kit.errors import KitError
 from kit.eval.command import at_least_one
 from kit.eval.generate import Sampling, generate
 from kit.models.inference import load_for_inference
+from kit.recipe import Recipe
 
 DEFAULT_RECIPE = "gsm8k"  # for a model that no kit run made
 
 
-def system_prompt(args: argparse.Namespace) -> str | None:
-    """--system, else the run's own (OUT/run.yaml beside the model: its data.system_prompt, else its recipe's),
-    else --recipe's, else gsm8k's."""
+def chat_recipe(args: argparse.Namespace) -> str | None:
+    """The recipe whose system prompt the chat starts with: --recipe, else the run's own (OUT/run.yaml beside the
+    model), else gsm8k's; None when --system or the run's data.system_prompt says the prompt instead."""
     if args.system:
-        return args.system
+        return None
     from kit.eval.command import run_context
-    from kit.recipe import load_recipe
 
     run = run_context(args.model, args.adapter)
     if args.recipe is None and (run.get("data") or {}).get("system_prompt"):
-        return run["data"]["system_prompt"]
-    recipe = load_recipe(args.recipe or run.get("recipe") or DEFAULT_RECIPE)
-    return getattr(recipe, "system_prompt", None)
+        return None
+    return args.recipe or run.get("recipe") or DEFAULT_RECIPE
+
+
+def system_prompt(args: argparse.Namespace, recipe: Recipe | None) -> str | None:
+    """--system, else the run's data.system_prompt, else the recipe's (chosen by chat_recipe)."""
+    if args.system:
+        return args.system
+    if recipe is None:
+        from kit.eval.command import run_context
+
+        return run_context(args.model, args.adapter)["data"]["system_prompt"]
+    return recipe.system_prompt
 
 
 def require_stdin() -> None:
@@ -46,11 +56,12 @@ def check_numbers(max_new_tokens: int, temperature: float) -> None:
         raise KitError(f"--temperature {temperature}: must be 0 (greedy) or more")
 
 
-def chat_loop(args: argparse.Namespace) -> int:
+def chat_loop(args: argparse.Namespace, recipe: Recipe | None) -> int:
+    """`recipe`: the one chat_recipe(args) names, loaded by the caller (None: no recipe is needed)."""
     check_numbers(args.max_new_tokens, args.temperature)
     require_stdin()  # before loading the model: that can take minutes
     loaded = load_for_inference(args.model, args.adapter, backend=args.backend, new_tokens=args.max_new_tokens)
-    system = system_prompt(args)
+    system = system_prompt(args, recipe)
     sampling = Sampling(max_new_tokens=args.max_new_tokens, temperature=args.temperature)
     history: list[dict] = []
     print("chat: type a message; /reset starts over, /exit leaves" + (f"\nsystem: {system}" if system else ""))

@@ -1,10 +1,10 @@
 """Loading a model for GRPO: Unsloth's FastLanguageModel (4-bit, LoRA, vLLM where there is a GPU).
 
-    from kit.models.training import load_model
+    from kit.models.loader import load_model
     model, tokenizer = load_model(ModelConfig(name="unsloth/Qwen2.5-1.5B-Instruct"), seed=3407)
 
 Unsloth must be imported before TRL and transformers' trainers so that its patches apply; every
-module that trains imports this one first. In a rank of a multi-process run (kit.launch) the model
+module that trains imports this one first. In a rank of a multi-process run (kit.train.launch) the model
 is loaded with transformers + PEFT instead, as Unsloth's loader places the model for one GPU; TRL's
 trainer still runs with Unsloth imported (without a GPU, TRL's fused log-prob head needs its CPU path).
 """

@@ -75,7 +75,7 @@ def from_hub() -> Path | None:
 
 
 def converted_path() -> Path:
-    from kit.models.tiny import cache_dir
+    from kit.cache import cache_dir
 
     return cache_dir() / f"smollm2-135m-instruct-q4_1-v{_VERSION}"
 

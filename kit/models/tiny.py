@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
 from kit.atomic import build_locked
+from kit.cache import cache_dir
 
 _VERSION = 4  # bump when the recipe below changes, so caches rebuild
 
@@ -74,11 +74,6 @@ def chat_corpus(count: int = 256, seed: int = 0) -> list[tuple[str, str]]:
         completion = f"<reasoning>\n{a} + {b} = {a + b}\n</reasoning>\n<answer>\n{a + b}\n</answer><|im_end|>"
         turns.append((prompt, completion))
     return turns
-
-
-def cache_dir() -> Path:
-    """Where the kit keeps things it builds once (override with KIT_CACHE)."""
-    return Path(os.environ.get("KIT_CACHE", Path.home() / ".cache" / "grpo-kit"))
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Tokenizer settings every load needs, whichever loader made it (Unsloth for training, transformers or
-Unsloth for inference). Kept apart from kit.models.training, which imports Unsloth as soon as it is imported."""
+Unsloth for inference). Kept apart from kit.models.loader, which imports Unsloth as soon as it is imported."""
 
 
 def with_pad_token(tokenizer):

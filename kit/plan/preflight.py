@@ -49,11 +49,11 @@ def short_verdict(plan: Plan) -> str:
 
 
 def default_stack(cfg: RunConfig) -> str:
-    """Several processes load with transformers + PEFT (kit.launch): per GPU, what plain TRL needs."""
+    """Several processes load with transformers + PEFT (kit.train.launch): per GPU, what plain TRL needs."""
     return "trl" if cfg.launch.num_processes > 1 else "unsloth"
 
 
-def check_before_training(cfg: RunConfig, gpu: str | None, skip: bool) -> Plan | None:
+def plan_before_loading(cfg: RunConfig, gpu: str | None, skip: bool) -> Plan | None:
     """Refuse a run that clearly does not fit; say how close a tight one is. Returns the plan, if any."""
     try:
         plan = plan_for_run(cfg, gpu)

@@ -1,4 +1,83 @@
-"""Task recipes: one module per task, each a dataset preparer + a reward bundle + default settings.
+"""The recipes the kit ships, one module per task, and how a run finds its recipe.
 
-Copy `gsm8k.py` to start a new one; see kit/recipe.py for the contract.
+    load_recipe("gsm8k")           # a module here: kit/recipes/gsm8k.py
+    load_recipe("mypkg.task")      # any importable module
+    load_recipe("./my_task.py")    # a file
+
+Each module is a dataset preparer + a reward bundle + the settings it needs; kit/recipe.py is the contract.
+Copy `gsm8k.py` to start a new one.
 """
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+import sys
+import traceback
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+
+from kit.errors import KitError, first_line
+from kit.recipe import USER_MODULE_PREFIX, Recipe, recipe_from_module
+
+
+def known_recipes() -> list[str]:
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+
+
+def load_recipe(spec: str) -> Recipe:
+    """Find a recipe by name (`gsm8k`), dotted module path (`mypkg.task`) or file (`./task.py`)."""
+    module = _import_recipe_module(spec)
+    return recipe_from_module(module, spec)
+
+
+def _import_recipe_module(spec: str) -> ModuleType:
+    if spec.endswith(".py") or "/" in spec:
+        return _import_file(spec)
+    if "." not in spec and spec in known_recipes():
+        with _syntax_errors_named(spec):
+            return importlib.import_module(f"{__name__}.{spec}")
+    if "." in spec:
+        try:
+            with _syntax_errors_named(spec):
+                return importlib.import_module(spec)
+        except ModuleNotFoundError as err:
+            if err.name and spec.startswith(err.name):
+                raise KitError(f"cannot import recipe module '{spec}' ({err})") from None
+            raise
+    raise KitError(
+        f"unknown recipe '{spec}'; choose from: {', '.join(known_recipes())} "
+        "(or give a dotted module path, or a path to a .py file)"
+    )
+
+
+def _import_file(spec: str) -> ModuleType:
+    path = Path(spec)
+    if not path.is_file():
+        raise KitError(f"recipe file {spec} does not exist")
+    module_name = f"{USER_MODULE_PREFIX}{path.stem}"
+    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[module_name] = module
+    with _syntax_errors_named(spec):
+        loader_spec.loader.exec_module(module)
+    return module
+
+
+@contextmanager
+def _syntax_errors_named(spec: str):
+    """A recipe (or a module it imports) that does not parse: its file, line and Python's complaint."""
+    try:
+        yield
+    except SyntaxError as err:
+        raise KitError(f"recipe '{spec}': syntax error in {err.filename}, line {err.lineno}: {err.msg}; "
+                       "fix that line (python -m py_compile FILE shows the same)") from None
+    except (KitError, ModuleNotFoundError):
+        raise  # said already; a missing module is told apart by the caller
+    except Exception as err:  # the recipe's own code failed while it was imported
+        frame = traceback.extract_tb(err.__traceback__)[-1]
+        raise KitError(f"recipe '{spec}' raised {type(err).__name__} while it was imported ({frame.filename}, line "
+                       f"{frame.lineno}): {first_line(err)}; fix the recipe, or run python {frame.filename} to "
+                       "see the whole error") from None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from datasets import Dataset
 
-from recipes.digit_sum import EVAL, REWARDS, SAMPLE_COMPLETIONS, read_local, sft_target, write_rows  # noqa: F401
+from kit.recipes.digit_sum import EVAL, REWARDS, SAMPLE_COMPLETIONS, read_local, sft_target, write_rows  # noqa: F401
 
 HELD_OUT = 200
 LARGEST = 19

@@ -12,7 +12,7 @@ NaN both become NaN there, which it leaves out of every mean. So, for each batch
   rewards/<name>/not_finite (the fraction of completions), which the health monitor warns about:
   one odd completion should not end a long run, but it must not pass unseen.
 
-`check_before_training` calls each reward once on empty completions of the first rows, so a reward that
+`try_on_empty_completions` calls each reward once on empty completions of the first rows, so a reward that
 cannot run at all fails before anything is written.
 """
 
@@ -106,7 +106,7 @@ def first_failing_row(fn, completions, kwargs: dict) -> int:
     return 0  # it fails only on the whole batch: show the first
 
 
-def check_before_training(funcs: list, rows) -> None:
+def try_on_empty_completions(funcs: list, rows) -> None:
     """Each reward once on empty completions of the first two rows, as TRL will call it; before any writing.
 
     Only what no completion can excuse is checked here (raising, a wrong count or type): an empty

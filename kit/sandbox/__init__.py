@@ -4,7 +4,7 @@
     run_python("def add(a, b):\n    return a + b", ["assert add(2, 3) == 5"]).fraction  # 1.0
 
 isolation.py picks the level (bubblewrap, the kit's own namespaces, or, only when asked, unisolated);
-launcher.py is the namespaces level; harness.py runs inside and installs seccomp.py's filter; verdict.py
+namespaces.py is the namespaces level; harness.py runs inside and installs seccomp.py's filter; verdict.py
 keeps every test's expected values and comparisons outside; execute.py starts, reads and kills runs.
 """
 

@@ -2,7 +2,7 @@
 
   bubblewrap   `bwrap` (a well-kept sandboxing tool) with new user, PID, network, mount, IPC, UTS and
                cgroup namespaces; the system read-only; a private 64 MB /tmp; no capabilities; uid nobody.
-  namespaces   the kit's own launcher (kit/sandbox/launcher.py) doing the same with the kernel's
+  namespaces   the kit's own launcher (kit/sandbox/namespaces.py) doing the same with the kernel's
                namespaces directly; needs root (as in Colab, Kaggle and most containers).
   unisolated   no namespaces at all: only the limits and the seccomp filter the harness installs. The
                model's code can read this machine's files. Used only when asked for by name.
@@ -30,7 +30,7 @@ from kit.errors import KitError
 
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "harness.py"
-LAUNCHER = HERE / "launcher.py"
+LAUNCHER = HERE / "namespaces.py"
 LEVELS = ("bubblewrap", "namespaces", "unisolated")
 ENV_VAR = "KIT_CODE_ISOLATION"  # auto | bubblewrap | namespaces | unisolated (the run sets it from the config)
 TMP_MB = 64

@@ -1,6 +1,6 @@
 """The kit's own namespace sandbox, for machines where we are root and bubblewrap is not installed.
 
-Run as `python -I -S launcher.py REQUEST_JSON -- COMMAND...` by root. It does what bubblewrap does
+Run as `python -I -S namespaces.py REQUEST_JSON -- COMMAND...` by root. It does what bubblewrap does
 for the kit's needs, with the kernel's namespaces directly:
   - new mount, PID, network (no interfaces), IPC and UTS namespaces;
   - a new root on a small tmpfs holding only read-only binds of the system's programs and libraries

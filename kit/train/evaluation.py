@@ -16,7 +16,7 @@ from kit.outputs import RunDir
 from kit.recipe import Recipe
 
 
-class HeldOut:
+class HeldOutEvaluations:
     """The run's evaluations so far, in order; each new one is scored, kept and written."""
 
     def __init__(self, cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, out: RunDir):

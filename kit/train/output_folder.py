@@ -92,26 +92,20 @@ def resume_checkpoint(cfg: RunConfig, out: Path) -> Path:
     return checkpoint
 
 
-def inside_the_kit(out: Path) -> str | None:
-    """The name of the kit's package (kit or recipes) that `out` lies in, if any."""
+def inside_the_kit(out: Path) -> bool:
+    """Whether `out` lies in the kit's package (its code, the shipped recipes among it)."""
     import kit
-    import recipes
 
-    target = out.resolve()
-    for package in (kit, recipes):
-        root = Path(package.__file__).resolve().parent
-        if target == root or root in target.parents:
-            return package.__name__
-    return None
+    root, target = Path(kit.__file__).resolve().parent, out.resolve()
+    return target == root or root in target.parents
 
 
 def require_writable_folder(out: Path) -> None:
     """OUT must be a folder (or not exist yet) in a place where this process can create files."""
     if out.exists() and not out.is_dir():
         raise KitError(f"output folder {out} is a file; choose another OUT (a folder path)")
-    package = inside_the_kit(out)
-    if package:  # kit/sandbox/ is bound into every code sandbox; the packages are code, not a place for runs
-        raise KitError(f"output folder {out} is inside the kit's own {package} package; choose an OUT outside it "
+    if inside_the_kit(out):  # kit/sandbox/ is bound into every code sandbox; the package is code, not a place for runs
+        raise KitError(f"output folder {out} is inside the kit's own kit package; choose an OUT outside it "
                        "(e.g. outputs/<name>)")
     base = nearest_existing(out)
     if not base.is_dir():

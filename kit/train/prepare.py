@@ -1,13 +1,15 @@
 """What a run checks before a model is loaded: rewards, data, trainer arguments, the output folder's path.
 
 Config and data errors surface here, before anything is written, and for several processes before any
-of them starts: kit.launch.launcher calls `prepare_run` too. The folder's contents are checked after this,
-under its lock (kit.train.output_folder).
+of them starts: kit.train.launch.launcher starts its ranks inside `claimed_run` too. The folder's contents
+are checked after this, under its lock (kit.train.output_folder).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,8 +25,9 @@ from kit.outputs import RunDir
 from kit.recipe import Recipe
 from kit.rewards.bundle import RewardBundle
 from kit.rewards.code import prepare_code_rewards
-from kit.rewards.guard import check_before_training as check_rewards_before_training
-from kit.train.output_folder import require_writable_folder
+from kit.rewards.guard import try_on_empty_completions
+from kit.train.output_folder import claim_output, require_writable_folder
+from kit.train.run_lock import hold_run_lock
 from kit.train.stages import STAGES
 
 
@@ -43,7 +46,7 @@ def prepare_run(cfg: RunConfig, recipe: Recipe) -> PreparedRun:
     rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
     rows = load_rows(recipe, cfg.data, rewards)
     sandbox = prepare_code_rewards(cfg.code_isolation, rewards.funcs, rows)
-    check_rewards_before_training(rewards.funcs, rows)
+    try_on_empty_completions(rewards.funcs, rows)
     held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
     if cfg.eval.n and cfg.eval.holdout and holds_out_of_training(cfg.data.path, cfg.eval.path):
         rows, held_out = split_off_held_out(rows, cfg.eval.holdout, cfg.eval.n, cfg.seed, cfg.data.path)
@@ -51,6 +54,17 @@ def prepare_run(cfg: RunConfig, recipe: Recipe) -> PreparedRun:
     stage_args = build_stage_args(cfg, recipe, rows, rewards, out)
     resolve_model_name(cfg.model.name)
     return PreparedRun(rewards, rows, held_out, out, stage_args, sandbox)
+
+
+@contextmanager
+def claimed_run(cfg: RunConfig, recipe: Recipe, resume: bool) -> Iterator[tuple[PreparedRun, Path | None]]:
+    """Check the run, then hold OUT's lock while it runs (no second run can write there meanwhile) and claim OUT:
+    a used, locked or finished one is refused. Yields the prepared run and the checkpoint to resume from.
+
+    One process runs its training inside this; a multi-process launch starts its ranks inside it."""
+    run = prepare_run(cfg, recipe)
+    with hold_run_lock(run.out.root):
+        yield run, claim_output(cfg, run.out.root, resume)
 
 
 def build_stage_args(cfg: RunConfig, recipe: Recipe, rows, rewards: RewardBundle, out: RunDir) -> dict:

@@ -2,7 +2,7 @@
 
     python -m kit train gsm8k --out outputs/gsm8k-run grpo.max_steps=100
 
-What it writes is listed in kit/outputs.py. With more than one process (kit.launch), every rank runs this
+What it writes is listed in kit/outputs.py. With more than one process (kit.train.launch), every rank runs this
 module and rank 0 alone writes the files; inside checkpoints the trainer keeps one RNG state per rank.
 """
 
@@ -10,20 +10,16 @@ from __future__ import annotations
 
 import time
 
-# Unsloth patches TRL and transformers when imported, so it comes before every module that imports them.
-from kit.models import training as loader  # isort: split
-
 from kit import ranks
 from kit.config import SHARDED, RunConfig
 from kit.data import drop_long_prompts
 from kit.export.save import SaveJob, save_formats
+from kit.models import loader  # Unsloth's import comes first: kit.models.import_unsloth_first
 from kit.monitor.report import write_report
 from kit.recipe import Recipe
-from kit.train.evaluation import HeldOut, report_evaluation
-from kit.train.output_folder import claim_output
-from kit.train.prepare import PreparedRun, prepare_run, write_run_file
+from kit.train.evaluation import HeldOutEvaluations, report_evaluation
+from kit.train.prepare import PreparedRun, claimed_run, write_run_file
 from kit.train.resume import continue_from, stop_on_request
-from kit.train.run_lock import hold_run_lock
 from kit.train.stages import STAGES
 from kit.train.stages.grpo import gather_sharded_adapter
 from kit.train.summary import RunResult, announce, print_summary
@@ -31,9 +27,7 @@ from kit.train.summary import RunResult, announce, print_summary
 
 def run_training(cfg: RunConfig, recipe: Recipe, resume: bool = False, plan=None) -> RunResult:
     """Check, then train while holding OUT: no second run can write there meanwhile (kit.train.run_lock)."""
-    run = prepare_run(cfg, recipe)
-    with hold_run_lock(run.out.root):
-        checkpoint = claim_output(cfg, run.out.root, resume)
+    with claimed_run(cfg, recipe, resume) as (run, checkpoint):
         return train_and_save(cfg, recipe, run, checkpoint, plan)
 
 
@@ -45,7 +39,7 @@ def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint,
     dataset = drop_long_prompts(run.rows, tokenizer, cfg.data.max_prompt_length)
     start_output(cfg, run, checkpoint)  # after the checks that need the model: a refused run writes nothing
     timings = {"load": seconds_since_start()}
-    held_out = HeldOut(cfg, recipe, model, tokenizer, run.held_out, out)
+    held_out = HeldOutEvaluations(cfg, recipe, model, tokenizer, run.held_out, out)
     held_out.begin(resumed)
     for stage in ["grpo"] if resumed else cfg.stages:  # a checkpoint holds everything trained before it
         started = time.perf_counter()

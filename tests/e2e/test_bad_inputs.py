@@ -242,7 +242,7 @@ def test_bad_input_ends_in_one_error_line(case, tmp_path, tiny_model, monkeypatc
 
 def test_smoke_banner_names_a_data_file(capsys):
     from kit.config import resolve_config
-    from kit.recipe import load_recipe
+    from kit.recipes import load_recipe
     from kit.train.summary import announce
 
     recipe = load_recipe("gsm8k")
@@ -269,7 +269,7 @@ def test_report_says_why_evaluation_did_not_run(tmp_path, settings, reason):
 
 def test_smoke_banner_gives_a_real_run_command_that_works_for_a_recipe_file(capsys):
     from kit.config import resolve_config
-    from kit.recipe import load_recipe
+    from kit.recipes import load_recipe
     from kit.train.summary import announce
 
     recipe = load_recipe("gsm8k")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kit.recipe import known_recipes
+from kit.recipes import known_recipes
 from tests.e2e.cli import check_run_layout, kit, make
 
 pytestmark = pytest.mark.slow
@@ -32,6 +32,6 @@ def test_smoke_run_then_kit_eval(recipe, tmp_path):
 
 
 def load_reward_names(recipe: str) -> list[str]:
-    from kit.recipe import load_recipe
+    from kit.recipes import load_recipe
 
     return load_recipe(recipe).rewards.names

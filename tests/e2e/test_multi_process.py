@@ -71,7 +71,7 @@ FAILING_RECIPE = textwrap.dedent(
     import os
 
     from kit.rewards import Reward, RewardBundle
-    from recipes.gsm8k import DEFAULTS, EVAL, REWARDS, prepare, write_sample  # noqa: F401
+    from kit.recipes.gsm8k import DEFAULTS, EVAL, REWARDS, prepare, write_sample  # noqa: F401
 
 
     def fails_in_rank_1(completions, **kwargs):

@@ -73,7 +73,7 @@ def test_user_recipe_file_trains_and_changes_the_weights(tmp_path, tiny_model):
 
 
 def test_unknown_recipe_exits_with_one_line(tmp_path):
-    from kit.recipe import known_recipes
+    from kit.recipes import known_recipes
 
     result = kit("train", "gsm9k", "--out", str(tmp_path / "x"))
     assert result.returncode == 2

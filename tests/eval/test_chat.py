@@ -10,7 +10,7 @@ import pytest
 from kit.cli import main
 from kit.eval.generate import Sampling
 from kit.models.inference import Loaded
-from kit.recipe import load_recipe
+from kit.recipes import load_recipe
 
 GSM8K_SYSTEM = load_recipe("gsm8k").system_prompt
 

@@ -3,7 +3,8 @@ import json
 from datasets import Dataset
 
 from kit.eval.evaluate import EvalResult, format_table, score, write_json
-from kit.recipe import Recipe, default_scoring, load_recipe
+from kit.recipe import Recipe, default_scoring
+from kit.recipes import load_recipe
 from kit.rewards import RewardBundle
 
 GOLD = "72"

@@ -16,9 +16,11 @@ from datasets import Dataset
 from kit import env
 from kit.config import build_config
 from kit.eval import generate as gen
-from kit.models import inference
-from kit.models import training as loader  # noqa: F401 - imported before vllm is faked: Unsloth and TRL look it up
-from kit.recipe import load_recipe
+from kit.models import (
+    inference,
+    loader,  # noqa: F401 - imported before vllm is faked: Unsloth and TRL look it up
+)
+from kit.recipes import load_recipe
 from kit.train.evaluation import evaluate_held_out_here
 
 ANSWER = "<reasoning>\n1 + 1\n</reasoning>\n<answer>\n2\n</answer>"

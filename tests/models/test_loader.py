@@ -3,7 +3,7 @@ import pytest
 from kit import env
 from kit.config import TINY_MODEL, ModelConfig
 from kit.errors import KitError
-from kit.models import training as loader
+from kit.models import loader
 
 
 def test_fast_inference_without_gpu_says_so_once_and_continues(monkeypatch, capsys):

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import torch
 
-from kit.monitor.ranks import CountedReward, RankReport, trainable_norm
+from kit.monitor.distributed import CountedReward, RankReport, trainable_norm
 
 
 def length(completions, answer, **kwargs):

@@ -44,7 +44,7 @@ def make_run(tmp_path: Path, settings: dict | None = None, evaluations=(), diagn
     for name in plots:
         (out / "plots").mkdir(exist_ok=True)
         (out / "plots" / name).write_bytes(b"\x89PNG\r\n\x1a\n")
-    if processes is not None:  # the shape kit.monitor.ranks.RankReport writes
+    if processes is not None:  # the shape kit.monitor.distributed.RankReport writes
         (out / "distributed.json").write_text(json.dumps(processes, indent=2))
     return out
 

@@ -1,5 +1,4 @@
-from kit.recipe import load_recipe
-from recipes import addition
+from kit.recipes import addition, load_recipe
 
 
 def test_splits_are_disjoint_and_cover_every_pair():

@@ -6,10 +6,10 @@ import os
 import pytest
 
 from kit.errors import KitError
+from kit.recipes import code
+from kit.rewards.check import run_bundle, weighted_totals
 from kit.rewards.code import prepare_code_rewards
-from kit.rewards.dry_run import run_bundle, weighted_totals
 from kit.sandbox import isolation
-from recipes import code
 from tests.conftest import chat
 
 ADD_HIDDEN = ["assert add(-4, 4) == 0", "assert add(10, 25) == 35", "assert add(0, 7) == 7"]

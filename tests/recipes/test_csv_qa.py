@@ -6,8 +6,7 @@ import pytest
 from kit.config import DataConfig
 from kit.data import load_rows
 from kit.errors import KitError
-from kit.recipe import load_recipe
-from recipes import csv_qa
+from kit.recipes import csv_qa, load_recipe
 from tests.conftest import REPO, chat
 from tests.recipes.samples import prepared_samples
 

@@ -1,4 +1,4 @@
-from recipes import digit_sum
+from kit.recipes import digit_sum
 
 
 def test_splits_are_disjoint_and_cover_every_triple():
@@ -26,7 +26,7 @@ def test_scoring():
 
 
 def test_digit_sum_offers_closeness_switched_off():
-    from kit.recipe import load_recipe
+    from kit.recipes import load_recipe
 
     recipe = load_recipe("digit_sum")
     assert "answer_close" in recipe.rewards.names

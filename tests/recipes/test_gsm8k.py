@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from kit.errors import KitError
-from recipes import gsm8k
+from kit.recipes import gsm8k
 from tests.conftest import chat
 
 ROWS = [

@@ -7,8 +7,7 @@ from datasets import Dataset
 from kit.config import DataConfig
 from kit.data import load_rows
 from kit.errors import KitError
-from kit.recipe import load_recipe
-from recipes import json_extract
+from kit.recipes import json_extract, load_recipe
 from tests.conftest import chat
 from tests.recipes.samples import prepared_samples
 

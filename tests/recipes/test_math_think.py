@@ -6,8 +6,8 @@ from fractions import Fraction
 import pytest
 
 from kit.errors import KitError
-from kit.rewards.dry_run import run_bundle, weighted_totals
-from recipes import math_think
+from kit.recipes import math_think
+from kit.rewards.check import run_bundle, weighted_totals
 from tests.conftest import chat
 from tests.recipes.samples import prepared_samples
 

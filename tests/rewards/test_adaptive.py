@@ -2,7 +2,7 @@ import inspect
 
 import pytest
 
-from kit.recipe import load_recipe
+from kit.recipes import load_recipe
 from kit.rewards import AdaptiveWeight, answer_correct
 from tests.conftest import chat
 

@@ -5,9 +5,9 @@ import sys
 import pytest
 
 from kit.errors import KitError
-from kit.recipe import load_recipe
+from kit.recipes import load_recipe
 from kit.rewards.bundle import Reward
-from kit.rewards.dry_run import load_samples, run_one
+from kit.rewards.check import load_samples, run_one
 from tests.conftest import REPO, chat
 
 
@@ -69,7 +69,7 @@ def test_bad_completions_file_is_named(tmp_path):
 
 def test_samples_from_a_run_are_checked_against_the_values_given_in_training():
     from kit.rewards import RewardBundle
-    from kit.rewards.dry_run import run_bundle
+    from kit.rewards.check import run_bundle
 
     def answer_match(completions, answer, **kwargs):
         return [1.0 if c == a else 0.0 for c, a in zip(completions, answer)]

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kit.recipe import load_recipe
+from kit.recipes import load_recipe
 from kit.rewards.presets import PRESETS
 from tests.conftest import chat
 

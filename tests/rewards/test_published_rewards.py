@@ -21,7 +21,7 @@ from kit.rewards import (
     repetition_penalty,
     soft_overlong_punishment,
 )
-from kit.rewards.dry_run import documented_range
+from kit.rewards.check import documented_range
 from kit.rewards.guard import is_row_optional
 from tests.conftest import chat
 

@@ -2,7 +2,7 @@ import pytest
 
 from kit.config import build_config
 from kit.errors import KitError
-from kit.recipe import load_recipe
+from kit.recipes import load_recipe
 from kit.train.output_folder import claim_output
 from kit.train.prepare import output_path
 from kit.train.stages.grpo import grpo_args

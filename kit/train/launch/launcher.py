@@ -23,25 +23,24 @@ from pathlib import Path
 from kit import ranks
 from kit.config import RunConfig
 from kit.errors import KitError
-from kit.launch import CONFIG_DIR
 from kit.recipe import Recipe
-from kit.train.output_folder import claim_output
-from kit.train.prepare import prepare_run
-from kit.train.run_lock import RUN_LOCK_ENV, hold_run_lock
+from kit.train.launch import CONFIG_DIR
+from kit.train.prepare import claimed_run
+from kit.train.run_lock import RUN_LOCK_ENV
 
 
 def launch(cfg: RunConfig, recipe: Recipe, train_argv: list[str], resume: bool = False) -> int:
     check_launch(cfg)
-    run = prepare_run(cfg, recipe)  # data checks, the tiny model built once
-    with hold_run_lock(run.out.root):  # for the whole launch; the ranks are told not to take it again
-        claim_output(cfg, run.out.root, resume)  # a used, locked or finished OUT is refused before any starts
+    # For the whole launch: the data checked, the tiny model built once, OUT locked (the ranks are told not to
+    # take the lock again) and claimed, so a used, locked or finished OUT is refused before any process starts.
+    with claimed_run(cfg, recipe, resume) as (run, _):
         return start_ranks(cfg, run.out.root, train_argv)
 
 
 def start_ranks(cfg: RunConfig, out: Path, train_argv: list[str]) -> int:
     command = accelerate_command(cfg, [*drop_out_flag(train_argv), "--out", str(out)])
     n, launcher = cfg.launch.num_processes, cfg.launch.launcher
-    print(f"launch: {n} processes with {launcher} (kit/launch/{launcher}.yaml), "
+    print(f"launch: {n} processes with {launcher} (kit/train/launch/{launcher}.yaml), "
           f"{'GPUs' if gpu_count() else 'CPU only: gloo backend, for testing'}; output {out}")
     print(f"launch: {' '.join(command)}")
     with tempfile.TemporaryDirectory(prefix="kit-ranks-") as failures:

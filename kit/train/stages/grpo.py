@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kit import ranks
 from kit.config import SHARDED, GRPOSection, RunConfig
-from kit.models import training as loader  # imports Unsloth, which must patch TRL before TRL is used
+from kit.models import loader  # imports Unsloth, which must patch TRL before TRL is used
 from kit.outputs import RunDir, write_run_section
 from kit.recipe import Recipe
 from kit.rewards.bundle import RewardBundle
@@ -134,7 +134,7 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     from kit.monitor.finite import FiniteGuard
     from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger
     from kit.monitor.metrics import MetricsFile
-    from kit.rewards.dry_run import documented_range
+    from kit.rewards.check import documented_range
 
     out = RunDir(out)
     read = sorted({c for columns in rewards.columns_needed().values() for c in columns if c != "prompt"})
@@ -145,7 +145,7 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     callbacks += [samples] if cfg.monitor.samples else []
     funcs = [CheckedReward(fn) for fn in rewards.funcs]  # a broken reward stops the run with one line
     if ranks.in_worker():  # every rank counts what it did; rank 0 writes it all to OUT/distributed.json
-        from kit.monitor.ranks import CountedReward, RankReport
+        from kit.monitor.distributed import CountedReward, RankReport
 
         funcs = [CountedReward(funcs[0]), *funcs[1:]]
         callbacks.append(RankReport(out.distributed, funcs[0], cfg.launch.launcher))

@@ -7,8 +7,8 @@ from accelerate.utils import DistributedType
 from kit.cli import main
 from kit.config import build_config
 from kit.errors import KitError
-from kit.launch import launcher
-from kit.launch.launcher import accelerate_command, check_launch, drop_out_flag, failure_message, launch_configs
+from kit.train.launch import launcher
+from kit.train.launch.launcher import accelerate_command, check_launch, drop_out_flag, failure_message, launch_configs
 
 
 def two(launcher_name="ddp", **model):
@@ -19,7 +19,7 @@ def two(launcher_name="ddp", **model):
 def test_command_runs_the_same_train_through_accelerate_with_the_kit_config():
     command = accelerate_command(two("ddp"), ["gsm8k", "--num-processes", "2", "--out", "runs/x"])
     config = command[command.index("--config_file") + 1]
-    assert config.endswith("kit/launch/ddp.yaml")
+    assert config.endswith("kit/train/launch/ddp.yaml")
     assert command[command.index("--num_processes") + 1] == "2"
     last_module = len(command) - 1 - command[::-1].index("-m")
     assert command[:3] == [command[0], "-m", "accelerate.commands.launch"]
@@ -86,7 +86,7 @@ def test_cli_refuses_before_starting_any_process(tmp_path, capsys):
 
 def test_the_launcher_holds_out_for_its_ranks(monkeypatch, tmp_path):
     from kit.config import resolve_config
-    from kit.recipe import load_recipe
+    from kit.recipes import load_recipe
     from kit.train.run_lock import RUN_LOCK_ENV, hold_run_lock
 
     out = tmp_path / "run"

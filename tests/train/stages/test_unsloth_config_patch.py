@@ -30,7 +30,7 @@ CONFIGS = {
 
 PROBE = """
 import json, sys
-from kit.models import training  # Unsloth first: its CPU backend, which leaves TRL as it is
+from kit.models import loader  # Unsloth first: its CPU backend, which leaves TRL as it is
 from kit.config import build_config
 from kit.rewards import RewardBundle
 from kit.train.stages.grpo import grpo_args, trainer_settings
@@ -75,7 +75,7 @@ def probe(tmp_path_factory) -> dict:
 def test_the_patch_is_really_applied(tmp_path):
     """Unsloth's own printouts are not proof; a value it is known to rewrite must change under the patch
     when the kit leaves it to Unsloth (here: TRL's epsilon_high=None with dapo, built without the kit)."""
-    code = ("from kit.models import training\nfrom trl import GRPOConfig\nfrom unsloth.models import rl\n"
+    code = ("from kit.models import loader\nfrom trl import GRPOConfig\nfrom unsloth.models import rl\n"
             "rl._patch_trl_rl_trainers('grpo_trainer')\nimport trl\n"
             "a = trl.GRPOConfig(output_dir='/tmp/kit-probe', loss_type='dapo', per_device_train_batch_size=8, "
             "num_generations=8, optim='adamw_torch')\nprint('EPS', a.epsilon_high)")

@@ -1,0 +1,89 @@
+"""`kit train`, step by step, in the order the steps happen: everything that can be refused without a model
+first (the GPU, the recipe, the settings, the files), then Unsloth's import, the memory plan, and the run in
+this process (kit.train.run) or in N processes (kit.train.launch).
+
+    returncode = start_training(TrainRequest("gsm8k", {"grpo": {"max_steps": 50}}, out="outputs/gsm8k"))
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from kit import ranks
+from kit.config import RunConfig, read_yaml
+from kit.data import check_local_files
+from kit.env import driver_problem, has_gpu
+from kit.errors import Interrupted, KitError
+from kit.models import import_unsloth_first
+from kit.outputs import RunDir
+from kit.plan.gpus import live_gpu_problem
+from kit.plan.preflight import plan_before_loading
+from kit.recipe import Recipe
+from kit.recipes import load_recipe
+
+
+@dataclass(frozen=True)
+class TrainRequest:
+    """What `kit train` was asked, as the CLI parsed it."""
+
+    recipe: str  # a name, dotted module path or .py file (kit.recipes.load_recipe)
+    overrides: dict  # the flags and key=value settings, as a config layer (above the --config file)
+    config_file: str | None = None
+    out: str | None = None
+    resume: bool = False
+    plan_gpu: str | None = None  # --gpu: plan for this GPU instead of the one here
+    skip_plan: bool = False
+    argv: tuple[str, ...] = ()  # `kit train ...` as typed: a multi-process run starts its ranks with it
+
+
+def start_training(request: TrainRequest) -> int:
+    ranks.quiet_other_ranks()  # before the imports below, which print banners
+    check_the_gpu()
+    recipe = load_recipe(request.recipe)
+    cfg = run_config(request, recipe)
+    check_local_files(cfg.data, cfg.eval.path)  # before the plan and the minute Unsloth takes to import
+    import_unsloth_first(vllm_standby=cfg.model.vllm_standby)  # the plan reads config.json with transformers
+    plan = None if ranks.in_worker() else plan_before_loading(cfg, request.plan_gpu, request.skip_plan)
+    if cfg.launch.num_processes > 1 and not ranks.in_worker():
+        from kit.train.launch.launcher import launch
+
+        return launch(cfg, recipe, list(request.argv), resume=request.resume)
+    return train_in_this_process(cfg, recipe, request.resume, plan)
+
+
+def check_the_gpu() -> None:
+    """No GPU seen: say why before the CPU takes over. One the stack cannot run: refused before Unsloth's import,
+    which may fail there first."""
+    if not has_gpu() and (problem := driver_problem()):
+        print(f"train: {problem}")
+    if has_gpu() and (problem := live_gpu_problem()):
+        raise KitError(f"{problem}. Nothing was loaded.")
+
+
+def run_config(request: TrainRequest, recipe: Recipe) -> RunConfig:
+    """The recipe's defaults < profile < --config file (a resumed run's own run.yaml) < flags and overrides."""
+    if request.resume and not request.out:
+        raise KitError("--resume needs --out: the folder of the interrupted run")
+    config_file = RunDir(request.out).run_file if request.resume else request.config_file
+    overrides = request.overrides
+    if ranks.in_worker():  # started by a launcher: its process count is the truth
+        overrides = {**overrides, "launch": {**overrides.get("launch", {}), "num_processes": ranks.world_size()}}
+    return recipe.config(read_yaml(config_file) if config_file else {}, overrides, gpu=has_gpu())
+
+
+def train_in_this_process(cfg: RunConfig, recipe: Recipe, resume: bool, plan) -> int:
+    from kit.train.run import run_training
+
+    try:
+        result = run_training(cfg, recipe, resume=resume, plan=plan)
+    except Interrupted as stop:
+        if ranks.is_main():
+            print(stop, file=sys.stderr)
+        ranks.record_interruption()
+        return 130
+    if result.failed:
+        ranks.record_failure(KitError(f"saved outputs failed their checks ({', '.join(result.failed)}): see "
+                                      f"{result.output_dir}"))
+        return 1
+    return 0
