@@ -12,7 +12,7 @@ from kit.config.formats import FORMATS, SaveFormat
 from kit.outputs import RunDir
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SaveJob:
     """What the writers share: the trained model, where it goes, and what earlier formats wrote."""
 

@@ -30,8 +30,6 @@ class CountedReward:
         self.fn = fn
         self.__name__ = fn.__name__  # TRL names the metric after it
         self.__signature__ = inspect.signature(fn)
-        if hasattr(fn, "reward_range"):
-            self.reward_range = fn.reward_range
         self.scored = 0
 
     def __call__(self, completions, **kwargs):

@@ -24,7 +24,7 @@ from pathlib import Path
 from kit.data import load_table, require_columns
 from kit.errors import KitError
 from kit.recipe import Scoring
-from kit.rewards import RewardBundle, code_block, passes_tests, syntax_valid
+from kit.rewards import RewardBundle, code_block, passes_tests, syntax_valid, with_traits
 from kit.rewards.code import is_io_test, row_tests
 from kit.sandbox import UnsupportedTest, split_test
 
@@ -117,7 +117,7 @@ def every_test(completions, example_test, tests, **kwargs) -> list[float | None]
     return CODE_TESTS(completions, tests=[[shown, *hidden] for shown, hidden in zip(example_test, tests)])
 
 
-every_test.runs_model_code = True  # `kit eval` and a run check the sandbox before it runs (prepare_code_rewards)
+every_test = with_traits(every_test, runs_model_code=True)  # `kit eval` and a run check the sandbox first
 
 # strict: all tests pass, from a ```python block that parses; lenient: the code may stand bare
 EVAL = Scoring(strict=(every_test, PYTHON_BLOCK, syntax_valid), lenient=every_test,

@@ -19,7 +19,8 @@ row"; TRL leaves it out of the mean. Parameterised rewards are factories that re
     bundle       RewardBundle((fn, weight), ...): a recipe's REWARDS (kit/rewards/bundle.py)
     scaling      AdaptiveWeight(fn)             presets: kit/rewards/presets.py
     judging      Scoring(strict=..., lenient=..., formatted=...): a recipe's EVAL (kit/rewards/scoring.py)
-    contract     row_optional(fn): may return None for a whole batch (kit/rewards/guard.py checks the rest)
+    contract     row_optional(fn): may return None for a whole batch (kit/rewards/guard.py checks the rest);
+                 with_traits(fn, reward_range=..., runs_model_code=...) (kit/rewards/traits.py)
 """
 
 from kit.rewards.adaptive import AdaptiveWeight
@@ -56,6 +57,7 @@ from kit.rewards.length import (
 )
 from kit.rewards.style import citations, reasoning_connectors, reasoning_steps, repetition_penalty
 from kit.rewards.text import completion_text
+from kit.rewards.traits import with_traits
 from kit.rewards.whole_answer import answer_values, same_answer
 
 __all__ = [
@@ -100,5 +102,6 @@ __all__ = [
     "strict_xml_format",
     "syntax_valid",
     "tag_format",
+    "with_traits",
     "xml_tag_count",
 ]

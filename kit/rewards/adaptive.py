@@ -14,6 +14,8 @@ from __future__ import annotations
 import inspect
 from collections import deque
 
+from kit.rewards.traits import trait
+
 
 class AdaptiveWeight:
     def __init__(self, fn, success_at: float = 0.5, low: float = 0.3, high: float = 0.8, up: float = 1.2,
@@ -24,7 +26,7 @@ class AdaptiveWeight:
         self.success_at, self.low, self.high, self.up, self.down, self.bounds = success_at, low, high, up, down, bounds
         self.history: deque[float] = deque(maxlen=window)
         self.multiplier = 1.0
-        low_value, high_value = getattr(fn, "reward_range", (0.0, 1.0))
+        low_value, high_value = trait(fn, "reward_range", (0.0, 1.0))
         self.reward_range = (min(0.0, low_value * bounds[1]), high_value * bounds[1])
 
     @property

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from kit.errors import KitError
 from kit.rewards.bundle import Reward, RewardBundle
+from kit.rewards.traits import trait, unwrapped
 
 KIT_RANGE = (0.0, 1.0)  # every kit reward documents [0, 1]
 
@@ -122,9 +123,9 @@ def value_warnings(reward: Reward, values: list, expected: int) -> list[str]:
 
 
 def documented_range(fn) -> tuple[float | None, float | None]:
-    if hasattr(fn, "reward_range"):
-        return fn.reward_range
-    return KIT_RANGE if fn.__module__.startswith("kit.rewards") else (None, None)
+    """Its reward_range; a kit reward without one gives 0..1; a user's says nothing."""
+    kit_reward = unwrapped(fn).__module__.startswith("kit.rewards")
+    return trait(fn, "reward_range", KIT_RANGE if kit_reward else (None, None))
 
 
 def weighted_totals(runs: list[RewardRun], count: int) -> list[float]:

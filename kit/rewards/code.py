@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kit.errors import KitError
 from kit.rewards.format import fenced_code
-from kit.rewards.guard import row_optional
 from kit.rewards.text import completion_text
+from kit.rewards.traits import trait, with_traits
 from kit.sandbox import describe_active_level, run_program, split_test
 from kit.sandbox.execute import judge_runs, run_probes
 from kit.sandbox.isolation import ENV_VAR
@@ -115,8 +115,9 @@ def passes_tests(timeout: float = 5.0, memory_mb: int = 512, workers: int | None
         scores = iter([p / len(cases) for p, (_, cases) in zip(passed, jobs)])
         return [None if cases is None else next(scores) for cases in per_row]
 
-    code_tests.runs_model_code = True  # the run checks the sandbox before training (prepare_code_rewards)
-    return row_optional(code_tests)  # a batch of rows without tests is normal in a mixed dataset
+    # the run checks the sandbox before training (prepare_code_rewards); a batch of rows without tests is normal
+    # in a mixed dataset
+    return with_traits(code_tests, runs_model_code=True, row_optional=True)
 
 
 def prepare_code_rewards(isolation: str, reward_funcs, rows) -> str | None:
@@ -134,5 +135,4 @@ def prepare_code_rewards(isolation: str, reward_funcs, rows) -> str | None:
 
 
 def runs_model_code(fn) -> bool:
-    inner = getattr(fn, "fn", None)  # AdaptiveWeight and CheckedReward keep the function they wrap as .fn
-    return getattr(fn, "runs_model_code", False) or (inner is not None and runs_model_code(inner))
+    return trait(fn, "runs_model_code", False)

@@ -25,17 +25,16 @@ from kit.errors import KitError
 from kit.rewards.adaptive import AdaptiveWeight
 from kit.rewards.bundle import RewardBundle
 from kit.rewards.text import completion_text
+from kit.rewards.traits import trait, with_traits
 
 
 def row_optional(fn):
     """Mark a reward that may return None for a whole batch: it applies to some rows of the data only."""
-    fn.row_optional = True
-    return fn
+    return with_traits(fn, row_optional=True)
 
 
 def is_row_optional(fn) -> bool:
-    inner = getattr(fn, "fn", None)  # AdaptiveWeight and CheckedReward keep the function they wrap as .fn
-    return getattr(fn, "row_optional", False) or (inner is not None and is_row_optional(inner))
+    return trait(fn, "row_optional", False)
 
 
 class CheckedReward:

@@ -19,6 +19,7 @@ import math
 from kit.errors import KitError
 from kit.rewards.guard import is_row_optional
 from kit.rewards.text import completion_text
+from kit.rewards.traits import with_traits
 
 UNITS = ("tokens", "words", "chars")
 
@@ -92,8 +93,7 @@ def soft_overlong_punishment(max_length: int, cache: int, tokenizer=None, unit: 
         return [0.0 if n <= free else (free - n) / cache if n <= max_length else -1.0
                 for n in lengths(completions, completion_ids)]
 
-    soft_overlong.reward_range = (-1.0, 0.0)
-    return soft_overlong
+    return with_traits(soft_overlong, reward_range=(-1.0, 0.0))
 
 
 def cosine_scaled_length(correctness, max_length: int = 1000, correct: tuple[float, float] = (0.5, 1.0),
@@ -119,7 +119,7 @@ def cosine_scaled_length(correctness, max_length: int = 1000, correct: tuple[flo
             scores.append(at_max + (at_zero - at_max) * shrink)
         return scores
 
-    cosine_length.reward_range = (min(*correct, *wrong), max(*correct, *wrong))
+    with_traits(cosine_length, reward_range=(min(*correct, *wrong), max(*correct, *wrong)))
     return _reads_columns_of(correctness, cosine_length)
 
 
@@ -147,7 +147,7 @@ def kimi_length(correctness, correct_at: float = 1.0, tokenizer=None, unit: str 
                 scores[i] = lam if right[i] else min(0.0, lam)
         return scores
 
-    kimi_length.reward_range = (-0.5, 0.5)
+    with_traits(kimi_length, reward_range=(-0.5, 0.5))
     return _reads_columns_of(correctness, kimi_length)
 
 
@@ -166,5 +166,4 @@ def _reads_columns_of(correctness, fn):
     keyword_only = [p.replace(kind=p.KEYWORD_ONLY) for p in columns]
     rest = inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)
     fn.__signature__ = inspect.Signature([*own, *keyword_only, rest])
-    fn.row_optional = is_row_optional(correctness)
-    return fn
+    return with_traits(fn, row_optional=is_row_optional(correctness))

@@ -28,7 +28,7 @@ from kit.rewards.code import prepare_code_rewards
 from kit.rewards.guard import try_on_empty_completions
 from kit.train.output_folder import claim_output, require_writable_folder
 from kit.train.run_lock import hold_run_lock
-from kit.train.stages import STAGES
+from kit.train.stages import STAGES, StageInputs
 
 
 @dataclass
@@ -69,7 +69,8 @@ def claimed_run(cfg: RunConfig, recipe: Recipe, resume: bool) -> Iterator[tuple[
 
 def build_stage_args(cfg: RunConfig, recipe: Recipe, rows, rewards: RewardBundle, out: RunDir) -> dict:
     """Each stage's trainer arguments, built (and so checked) before anything is loaded."""
-    return {stage: STAGES[stage].arguments(cfg, recipe, rows, rewards, out) for stage in cfg.stages}
+    inputs = StageInputs(cfg, recipe, rewards, out, rows)
+    return {stage: STAGES[stage].arguments(inputs) for stage in cfg.stages}
 
 
 def default_output_dir(recipe_name: str) -> Path:

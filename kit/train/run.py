@@ -20,7 +20,7 @@ from kit.recipe import Recipe
 from kit.train.evaluation import HeldOutEvaluations, report_evaluation
 from kit.train.prepare import PreparedRun, claimed_run, write_run_file
 from kit.train.resume import continue_from, stop_on_request
-from kit.train.stages import STAGES
+from kit.train.stages import STAGES, StageInputs
 from kit.train.stages.grpo import gather_sharded_adapter
 from kit.train.summary import RunResult, announce, print_summary
 
@@ -39,13 +39,13 @@ def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint,
     dataset = drop_long_prompts(run.rows, tokenizer, cfg.data.max_prompt_length)
     start_output(cfg, run, checkpoint)  # after the checks that need the model: a refused run writes nothing
     timings = {"load": seconds_since_start()}
+    inputs = StageInputs(cfg, recipe, run.rewards, out, dataset, model, tokenizer, checkpoint, plan)
     held_out = HeldOutEvaluations(cfg, recipe, model, tokenizer, run.held_out, out)
     held_out.begin(resumed)
     for stage in ["grpo"] if resumed else cfg.stages:  # a checkpoint holds everything trained before it
         started = time.perf_counter()
         with stop_on_request(out, model, cfg.recipe) as stopper:
-            trainer = STAGES[stage].train(cfg, recipe, model, tokenizer, dataset, run.rewards, run.stage_args[stage],
-                                          out, stopper, checkpoint=checkpoint, plan=plan)
+            trainer = STAGES[stage].train(inputs, run.stage_args[stage], stopper)
         timings[f"{stage} training"] = time.perf_counter() - started
         held_out.after(stage)
     adapter_saved = gather_sharded_adapter(cfg, trainer, out)
@@ -53,8 +53,10 @@ def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint,
         return RunResult(out.root, seconds=seconds_since_start())
     table = report_evaluation(out, held_out.results)
     started = time.perf_counter()
-    saved = save_formats(SaveJob(model, tokenizer, out, cfg.save, loader.resolve_model_name(cfg.model.name),
-                                 cfg.model.full_finetuning, adapter_saved), cfg.save.formats)
+    job = SaveJob(model=model, tokenizer=tokenizer, out=out, settings=cfg.save,
+                  base_model=loader.resolve_model_name(cfg.model.name), full_finetuning=cfg.model.full_finetuning,
+                  adapter_saved=adapter_saved)
+    saved = save_formats(job, cfg.save.formats)
     timings["save and export"] = time.perf_counter() - started
     timings["whole run"] = seconds_since_start()
     write_report(out, timings, table)

@@ -29,6 +29,10 @@ FAKE = (SaveFormat("first", f"{__name__}:write_first", "first"),
         SaveFormat("second", f"{__name__}:write_second", "second", made_from="first", describe="the second"))
 
 
+def unloaded_job(out) -> SaveJob:
+    return SaveJob(model=None, tokenizer=None, out=RunDir(out), settings=None, base_model="base", full_finetuning=False)
+
+
 def test_the_config_accepts_exactly_the_registered_formats():
     assert SAVE_FORMATS == FORMAT_NAMES == ("lora", "merged_16bit", "gguf", "hub")
     with pytest.raises(KitError, match="save.formats.0: Input should be"):
@@ -50,7 +54,7 @@ def test_a_format_without_the_one_it_is_made_from_is_a_config_problem():
 def test_formats_are_written_in_the_registry_order_and_failures_recorded(tmp_path, monkeypatch):
     monkeypatch.setattr(save, "FORMATS", FAKE)
     WRITTEN.clear()
-    job = save_formats(SaveJob(None, None, RunDir(tmp_path), None, "base", False), ["second", "first"])
+    job = save_formats(unloaded_job(tmp_path), ["second", "first"])
     assert WRITTEN == ["first", ("second", ["first"])]
     assert job.written == {"first": tmp_path / "first", "second": tmp_path / "second"} and job.failed == ["second"]
 
@@ -60,13 +64,13 @@ def test_an_adapter_written_only_for_merging_is_removed(tmp_path, monkeypatch):
     monkeypatch.setattr(save, "FORMATS", FAKE)
     monkeypatch.setattr("kit.export.merged.save_adapter",
                         lambda model, tokenizer, out: writes.append(out) or out.mkdir())
-    job = SaveJob(None, None, RunDir(tmp_path), None, "base", False)
+    job = unloaded_job(tmp_path)
     assert job.adapter() == job.adapter() == tmp_path / "adapter" and writes == [tmp_path / "adapter"]  # once
     save_formats(job, ["first"])
     assert not (tmp_path / "adapter").exists()  # lora was not asked for
 
     (tmp_path / "kept").mkdir()
-    kept = SaveJob(None, None, RunDir(tmp_path / "kept"), None, "base", False)
+    kept = unloaded_job(tmp_path / "kept")
     kept.adapter()
     save_formats(kept, ["first", "lora"])
     assert (tmp_path / "kept" / "adapter").is_dir()

@@ -1,6 +1,8 @@
-"""The training stages, in the order `stages` lists them: each module has `arguments()` (built and checked
-before loading) and `train()`. A new stage is one module here plus one line in STAGES."""
+"""The training stages, in the order `stages` lists them. A stage is a module with the two functions of
+kit.train.stages.contract.Stage; a new one is one module here plus one line in STAGES."""
 
 from kit.train.stages import grpo, sft
+from kit.train.stages.contract import Stage, StageInputs
 
-STAGES = {"sft": sft, "grpo": grpo}
+STAGES: dict[str, Stage] = {"sft": sft, "grpo": grpo}
+__all__ = ["STAGES", "Stage", "StageInputs"]

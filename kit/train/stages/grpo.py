@@ -11,10 +11,10 @@ from kit import ranks
 from kit.config import SHARDED, GRPOSection, RunConfig
 from kit.models import loader  # imports Unsloth, which must patch TRL before TRL is used
 from kit.outputs import RunDir, write_run_section
-from kit.recipe import Recipe
 from kit.rewards.bundle import RewardBundle
 from kit.rewards.guard import CheckedReward
 from kit.train.checkpoints import trained_to_plan
+from kit.train.stages.contract import StageInputs
 from kit.train.stages.settings import checked_extra
 
 # What the kit sets in GRPOConfig itself, and where the user changes it instead.
@@ -23,8 +23,8 @@ KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed",
 CISPO_EPSILON_HIGH = 5.0  # CISPO's cap on the importance weight: ScaleRL's value, as TRL's docs and Unsloth give it
 
 
-def arguments(cfg: RunConfig, recipe: Recipe, rows, rewards: RewardBundle, out: RunDir):
-    return grpo_args(cfg, out, rewards)
+def arguments(inputs: StageInputs):
+    return grpo_args(inputs.cfg, inputs.out, inputs.rewards)
 
 
 def grpo_args(cfg: RunConfig, out: RunDir | Path, rewards: RewardBundle):
@@ -93,8 +93,7 @@ def rank_settings(cfg: RunConfig) -> dict:
     return settings
 
 
-def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards: RewardBundle, args, out: RunDir,
-          stopper, checkpoint: Path | None = None, plan=None):
+def train(inputs: StageInputs, args, stopper):
     """GRPO from the start or from `checkpoint`; the GPU's real peak memory goes beside the plan in run.yaml.
 
     A checkpoint that already holds every planned step (the run stopped after training, before its outputs
@@ -104,7 +103,8 @@ def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards: Re
     from kit.plan.record import MemoryRecorder
     from kit.train.resume import SaveEveryMinutes
 
-    trainer = build_trainer(cfg, args, model, tokenizer, dataset, rewards, out)
+    cfg, out, checkpoint = inputs.cfg, inputs.out, inputs.checkpoint
+    trainer = build_trainer(cfg, args, inputs.model, inputs.tokenizer, inputs.rows, inputs.rewards, out)
     if ranks.is_main():
         write_run_section(out.run_file, "trainer", {"grpo": held_settings(cfg, trainer.args)})
     if checkpoint is not None and trained_to_plan(cfg.grpo.max_steps, checkpoint):
@@ -115,7 +115,7 @@ def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, dataset, rewards: Re
     if cfg.grpo.save_minutes:
         trainer.add_callback(SaveEveryMinutes(cfg.grpo.save_minutes))
     if ranks.is_main():
-        trainer.add_callback(MemoryRecorder(out.run_file, plan))
+        trainer.add_callback(MemoryRecorder(out.run_file, inputs.plan))
     try:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     except RuntimeError as err:  # sampling from weights that overflowed, before the guard's step-end check

@@ -11,6 +11,7 @@ from kit.config import RunConfig
 from kit.errors import KitError
 from kit.outputs import RunDir
 from kit.recipe import Recipe
+from kit.train.stages.contract import StageInputs
 from kit.train.stages.settings import checked_extra
 
 # What the kit sets in SFTConfig itself, and where the user changes it instead.
@@ -25,9 +26,9 @@ def sft_dataset(recipe: Recipe, rows):
     return rows.map(lambda row: {"completion": [{"role": "assistant", "content": recipe.sft_target(row)}]})
 
 
-def arguments(cfg: RunConfig, recipe: Recipe, rows, rewards, out: RunDir):
-    sft_dataset(recipe, rows.select(range(1)))  # the recipe must know how to write a worked answer
-    return sft_args(cfg, out)
+def arguments(inputs: StageInputs):
+    sft_dataset(inputs.recipe, inputs.rows.select(range(1)))  # the recipe must know how to write a worked answer
+    return sft_args(inputs.cfg, inputs.out)
 
 
 def sft_args(cfg: RunConfig, out: RunDir):
@@ -46,8 +47,7 @@ def sft_args(cfg: RunConfig, out: RunDir):
     )
 
 
-def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, rewards, args, out: RunDir, stopper=None,
-          checkpoint=None, plan=None):
+def train(inputs: StageInputs, args, stopper=None):
     """Train the warm start in place; returns the trainer (its save_model gathers sharded weights)."""
     from trl import SFTTrainer
 
@@ -55,12 +55,13 @@ def train(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, rewards, args,
     from kit.monitor.finite import FiniteGuard
     from kit.monitor.metrics import MetricsFile
 
+    cfg, out = inputs.cfg, inputs.out
     per_step = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps * cfg.launch.num_processes
     print(f"sft: {cfg.sft.max_steps} steps of {per_step} worked answers, learning rate {cfg.sft.learning_rate:g}")
     callbacks = [MetricsFile(out.metrics, stage="sft"), FiniteGuard("sft", cfg.sft.learning_rate)]
     callbacks += [stopper] if stopper else []
-    trainer = SFTTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=sft_dataset(recipe, rows),
-                         callbacks=callbacks)
+    trainer = SFTTrainer(model=inputs.model, processing_class=inputs.tokenizer, args=args,
+                         train_dataset=sft_dataset(inputs.recipe, inputs.rows), callbacks=callbacks)
     use_step_lines(trainer, "sft")
     trainer.train()
     return trainer
