@@ -34,7 +34,8 @@ from kit.rewards.code import passes_tests
 from kit.rewards.format import _validator
 from kit.rewards.presets import PRESETS
 from kit.rewards.whole_answer import _evaluate
-from kit.sandbox.isolation import ENV_VAR, LEVELS, level_works
+from kit.sandbox.execute import level_works
+from kit.sandbox.isolation import ENV_VAR, LEVELS
 
 
 def math_batch(n: int, rng: random.Random) -> tuple[list, dict]:

@@ -1,12 +1,16 @@
-"""The package's shape, checked from its source: no import cycles between packages, short modules, and one
-place (kit/outputs.py) that spells the output folder's file names."""
+"""The package's shape, checked from its source: no import cycles between packages or between files (imports
+inside functions and writers named in strings count), layers, short modules (bench/ too), and one place
+(kit/outputs.py) that spells the output folder's file names."""
 
 import ast
+import importlib.util
+import re
 from pathlib import Path
 
 import pytest
 
-KIT = Path(__file__).resolve().parents[1] / "kit"
+REPO = Path(__file__).resolve().parents[1]
+KIT = REPO / "kit"
 MAX_LINES = 250
 # What a run writes into OUT/; kit/outputs.py alone names them (other folders it reads come from it too).
 OUTPUT_FILES = ("run.yaml", "metrics.jsonl", "eval.json", "samples.jsonl", "diagnostics.jsonl", "report.md",
@@ -28,21 +32,59 @@ def unit(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
+def runtime_nodes(tree: ast.AST):
+    """Every node, leaving out the blocks under `if TYPE_CHECKING:` (imports for type checkers only)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            yield from (n for child in node.orelse for n in [child, *runtime_nodes(child)])
+            continue
+        yield node
+        yield from runtime_nodes(node)
+
+
 def imported_modules(path: Path) -> set[str]:
-    """Every kit module this file imports, at the top or inside a function."""
+    """Every kit module this file imports at run time, at the top or inside a function (`from kit.a import b`:
+    kit.a.b when that is a module, else kit.a)."""
     found = set()
-    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in runtime_nodes(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name.startswith("kit")}
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:  # relative import
+                name = module_name(path)
+                package = name if path.name == "__init__.py" else name.rpartition(".")[0]
                 base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]
                                 + ([base] if base else []))
             if base == "kit" or base.startswith("kit."):
-                found |= {f"{base}.{alias.name}" for alias in node.names} if base == "kit" else {base}
+                found |= {f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES or base == "kit" else base
+                          for alias in node.names}
     return found
+
+
+MODULES = {module_name(path) for path in kit_modules()}
+# Modules imported by name in a string, and the module that imports them: kit/config/formats.py names each save
+# format's writer ("kit.export.merged:write_adapter") and kit.export.save imports it (importlib).
+NAMED_FUNCTION = re.compile(r"^(kit(?:\.\w+)+):(\w+)$")
+NAMED_IMPORTER = "kit.export.save"
+
+
+def named_functions() -> list[tuple[str, str, str]]:
+    """(the module naming it, module, function) for each "kit.module:function" string in kit/."""
+    found = []
+    for path in kit_modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and NAMED_FUNCTION.match(node.value):
+                module, function = node.value.split(":")
+                found.append((module_name(path), module, function))
+    return found
+
+
+def module_graph() -> dict[str, set[str]]:
+    """File to file: every import, at the top or inside a function, and the writers imported by name."""
+    graph = {module_name(path): imported_modules(path) & MODULES - {module_name(path)} for path in kit_modules()}
+    graph[NAMED_IMPORTER] |= {module for _, module, _ in named_functions()}
+    return graph
 
 
 def package_graph() -> dict[str, set[str]]:
@@ -90,13 +132,39 @@ def test_no_package_imports_another_in_a_cycle():
     assert cycles(package_graph()) == []
 
 
+def test_no_module_imports_another_in_a_cycle():
+    """Not even at run time: an import inside a function that closes a circle counts."""
+    assert cycles(module_graph()) == []
+
+
+def test_the_module_graph_sees_imports_inside_functions_and_of_submodules(tmp_path):
+    """The circle that used to be there: isolation.py imported execute.py inside a function."""
+    module = tmp_path / "m.py"
+    module.write_text("from typing import TYPE_CHECKING\nfrom kit.sandbox import execute\n\n"
+                      "if TYPE_CHECKING:\n    from kit.config.schema import RunConfig\n\n"
+                      "def f():\n    from kit.sandbox.isolation import HERE\n")
+    assert imported_modules(module) == {"kit.sandbox.execute", "kit.sandbox.isolation"}
+    assert cycles({"kit.sandbox.isolation": {"kit.sandbox.execute"}, "kit.sandbox.execute": {"kit.sandbox.isolation"}})
+
+
+def test_every_named_writer_exists_and_is_imported_from_below():
+    named = named_functions()
+    assert {module for _, module, _ in named} >= {"kit.export.merged", "kit.export.gguf.export", "kit.export.hub"}
+    for where, module, function in named:
+        path = KIT.parent / (module.replace(".", "/") + ".py")
+        defined = {node.name for node in ast.parse(path.read_text()).body if isinstance(node, ast.FunctionDef)}
+        assert function in defined, f"{where} names {module}:{function}, which does not exist"
+        assert unit(module) == unit(NAMED_IMPORTER), f"{where} names {module}, outside {unit(NAMED_IMPORTER)}"
+
+
 def test_the_cycle_finder_finds_a_cycle():
     assert cycles({"kit.a": {"kit.b"}, "kit.b": {"kit.c"}, "kit.c": {"kit.a"}, "kit.d": {"kit.a"}}) == [
         ["kit.a", "kit.b", "kit.c"]]
     assert cycles({"kit.a": {"kit.b"}, "kit.b": set()}) == []
 
 
-@pytest.mark.parametrize("path", kit_modules(), ids=lambda p: str(p.relative_to(KIT)))
+@pytest.mark.parametrize("path", kit_modules() + sorted((REPO / "bench").rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(REPO)))
 def test_module_is_short(path):
     assert len(path.read_text().splitlines()) <= MAX_LINES
 
@@ -143,3 +211,14 @@ def test_each_package_imports_only_the_ones_above_it():
     upward = {(node, target) for node, targets in graph.items() if node in LAYERS for target in targets
               if target in LAYERS and LAYERS.index(target) >= LAYERS.index(node)}
     assert upward == set()
+
+
+def test_the_shipped_recipes_are_a_layer_of_the_kit():
+    """Inside the kit's namespace: `pip install -e .` adds one top-level package, kit, and no `recipes`, which
+    would collide with torchtune's or a user's own recipes/ folder."""
+    find = re.search(r"\[tool\.setuptools\.packages\.find\]\ninclude = (.*)\n", (REPO / "pyproject.toml").read_text())
+    assert find.group(1) == '["kit*"]'
+    assert importlib.util.find_spec("recipes") is None
+    shipped = {m for m in MODULES if m.startswith("kit.recipes.")}
+    assert {"kit.recipes.gsm8k", "kit.recipes.digit_sum", "kit.recipes.code"} <= shipped
+    assert all(unit(m) in LAYERS for module in shipped for m in module_graph()[module])

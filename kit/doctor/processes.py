@@ -58,12 +58,12 @@ class Driver:
     """Starts each worker in a fresh process, with the offline environment, and keeps its log.
 
     `entry` is the command that runs a worker by name: `[python, file, "--worker"]` for a script, or
-    `[python, "-m", "kit.doctor.workers"]`; the worker's name and its spec file follow it.
+    `[python, "-m", "kit.doctor.entry"]`; the worker's name and its spec file follow it.
     """
 
     def __init__(self, work: Path, timeout_s: int, total: int, entry: list[str] | None = None):
         self.work, self.timeout_s, self.total, self.done = work, timeout_s, total, 0
-        self.entry = entry or [sys.executable, "-m", "kit.doctor.workers"]
+        self.entry = entry or [sys.executable, "-m", "kit.doctor.entry"]
 
     def run(self, worker: str, label: str, spec: dict, counted: bool = True) -> dict:
         self.done += counted

@@ -1,6 +1,5 @@
-"""The checks' workers that `kit doctor` and bench/gpu_check.py share; each runs in a fresh process.
-
-    python -m kit.doctor.workers NAME SPEC_FILE     # what kit.doctor.processes.Driver starts
+"""The checks' workers that `kit doctor` and bench/gpu_check.py share, and their helpers; each worker runs in a
+fresh process (`python -m kit.doctor.entry NAME SPEC_FILE`, started by kit.doctor.processes.Driver).
 
 A worker takes its spec (a dict read from SPEC_FILE) and returns {"status", "reason", "figures"}. Nothing
 here downloads: models are built from a config with random weights (speed and memory depend on shapes,
@@ -14,11 +13,10 @@ import json
 import math
 import shutil
 import statistics
-import sys
 import time
 from pathlib import Path
 
-from kit.doctor.processes import FAIL, PASS, run_worker
+from kit.doctor.processes import FAIL, PASS
 
 GIB = 1024**3
 SEED = 3407
@@ -194,17 +192,3 @@ def copy_real_model(spec: dict) -> dict:
         "seconds": time.perf_counter() - started, "parameters": parameters, "layers": config["num_hidden_layers"],
         "hidden": config["hidden_size"], "vocab": config["vocab_size"], "tokenizer_pieces": config["vocab_size"],
         "weights_gib": size / GIB, "model_type": config["model_type"], "real_weights": True}}
-
-
-def route_workers() -> dict:
-    from kit.doctor import route  # the default route's workers, beside the model they share with the plan
-
-    return {"vllm-engine": route.work_vllm_engine, "default-route": route.work_default_route}
-
-
-def shared_workers() -> dict:
-    return {"probe": work_probe, "build": work_build, **route_workers()}
-
-
-if __name__ == "__main__":
-    run_worker(shared_workers(), sys.argv[1], Path(sys.argv[2]))

@@ -3,13 +3,15 @@
     from kit.sandbox import run_python
     run_python("def add(a, b):\n    return a + b", ["assert add(2, 3) == 5"]).fraction  # 1.0
 
-isolation.py picks the level (bubblewrap, the kit's own namespaces, or, only when asked, unisolated);
+isolation.py builds each level's command (bubblewrap, the kit's own namespaces, or, only when asked,
+unisolated);
 namespaces.py is the namespaces level; harness.py runs inside and installs seccomp.py's filter; verdict.py
-keeps every test's expected values and comparisons outside; execute.py starts, reads and kills runs.
+keeps every test's expected values and comparisons outside; execute.py picks the level by a trial run,
+and starts, reads and kills runs.
 """
 
-from kit.sandbox.execute import SandboxResult, run_program, run_python
-from kit.sandbox.isolation import SandboxUnavailable, active_level, describe_active_level
+from kit.sandbox.execute import SandboxResult, active_level, describe_active_level, run_program, run_python
+from kit.sandbox.isolation import SandboxUnavailable
 from kit.sandbox.verdict import UnsupportedTest, split_test
 
 __all__ = ["SandboxResult", "SandboxUnavailable", "UnsupportedTest", "active_level", "describe_active_level",

@@ -4,13 +4,15 @@
 (kit/sandbox/verdict.py), only the calls into the code run inside, and what comes back (at most
 OUTPUT_LIMIT bytes) is decoded and checked by the judge (kit/sandbox/judge.py), never by the trainer.
 `run_program(code, stdin)` runs the code as a program and returns its stdout (capped), for tests that
-compare output. At the deadline the whole
-sandbox is killed: its processes die with the process the kit started (a PID namespace, or bwrap's
---die-with-parent), and seccomp stops the code from leaving its process group or session.
+compare output. The level (kit.sandbox.isolation) is the one KIT_CODE_ISOLATION names, or the first whose
+trial run works here (`active_level`). At the deadline the whole sandbox is killed: its processes die with
+the process the kit started (a PID namespace, or bwrap's --die-with-parent), and seccomp stops the code
+from leaving its process group or session.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import selectors
@@ -22,7 +24,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kit.sandbox.isolation import ENVIRONMENT, HERE, active_level, command, python_executable
+from kit.sandbox.isolation import (
+    DESCRIPTIONS,
+    ENV_VAR,
+    ENVIRONMENT,
+    HERE,
+    LEVELS,
+    SandboxUnavailable,
+    command,
+    python_executable,
+)
 from kit.sandbox.judge import cpu_seconds
 from kit.sandbox.verdict import split_test
 
@@ -193,6 +204,46 @@ def trial_run(level: str) -> str | None:
         result = run_python("def answer():\n    return 42", ["assert answer() == 42"], timeout=30, level=level)
     except OSError as err:
         return str(err)
-    if result.passed == 1:
-        return None
-    return f"a trial run failed ({result.error})"
+    return None if result.passed == 1 else f"a trial run failed ({result.error})"
+
+
+def requested_level() -> str:
+    requested = os.environ.get(ENV_VAR, "auto")
+    if requested not in ("auto", *LEVELS):
+        raise SandboxUnavailable(f"{ENV_VAR}={requested!r}: use auto, bubblewrap, namespaces or unisolated")
+    return requested
+
+
+@functools.cache
+def level_works(level: str) -> str | None:
+    """None when a trial run under `level` works here, else why not."""
+    if level == "bubblewrap" and shutil.which("bwrap") is None:
+        return "bwrap is not installed (apt install bubblewrap)"
+    if level == "namespaces" and os.geteuid() != 0:
+        return "the kit's own launcher needs root"
+    return trial_run(level)
+
+
+def active_level() -> str:
+    """The level model code runs under here; raises SandboxUnavailable with what to do when there is none."""
+    requested = requested_level()
+    if requested != "auto":
+        candidates = (requested,)
+    elif os.geteuid() == 0:  # as root, the launcher's nobody is a real unprivileged user; bwrap's is host root
+        candidates = ("namespaces", "bubblewrap")
+    else:
+        candidates = ("bubblewrap", "namespaces")
+    reasons = {}
+    for level in candidates:
+        reasons[level] = level_works(level)
+        if reasons[level] is None:
+            return level
+    why = "; ".join(f"{level}: {reason}" for level, reason in reasons.items())
+    raise SandboxUnavailable(
+        f"code rewards run model-written code, and no operating-system isolation works here ({why}). "
+        "Install bubblewrap (apt install bubblewrap) or run as root; or, knowing that the model's code can then "
+        "read this machine's files, set code_isolation: unisolated")
+
+
+def describe_active_level() -> str:
+    return DESCRIPTIONS[active_level()]

@@ -1,4 +1,4 @@
-"""Which operating-system isolation the sandbox gets on this machine, and the command line for each.
+"""The operating-system isolation levels of the sandbox, and the command line for each.
 
   bubblewrap   `bwrap` (a well-kept sandboxing tool) with new user, PID, network, mount, IPC, UTS and
                cgroup namespaces; the system read-only; a private 64 MB /tmp; no capabilities; uid nobody.
@@ -8,7 +8,8 @@
                model's code can read this machine's files. Used only when asked for by name.
 Under every level the harness applies rlimits and a seccomp filter (kit/sandbox/seccomp.py) before
 the model's code runs. `auto` (the default) takes the first of bubblewrap and namespaces that works
-here (namespaces first when the trainer is root), and refuses to run model code when neither does.
+here (namespaces first when the trainer is root), and refuses to run model code when neither does
+(kit.sandbox.execute.active_level).
 
 Run by root, bwrap maps the sandbox's nobody to host root (without capabilities): the host's own device
 nodes bound in would be that user's to chmod or touch, a channel between completions and a way to break
@@ -18,10 +19,8 @@ folder and removed with it, and the launcher's real nobody gets the host's nodes
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import shutil
 import stat
 import sys
 from pathlib import Path
@@ -104,47 +103,3 @@ def device_sources(scratch: Path) -> dict[str, str]:
         os.chmod(source, 0o666)  # past the umask
         sources[device] = str(source)
     return sources
-
-
-def requested_level() -> str:
-    requested = os.environ.get(ENV_VAR, "auto")
-    if requested not in ("auto", *LEVELS):
-        raise SandboxUnavailable(f"{ENV_VAR}={requested!r}: use auto, bubblewrap, namespaces or unisolated")
-    return requested
-
-
-@functools.cache
-def level_works(level: str) -> str | None:
-    """None when a trial run under `level` works here, else why not."""
-    if level == "bubblewrap" and shutil.which("bwrap") is None:
-        return "bwrap is not installed (apt install bubblewrap)"
-    if level == "namespaces" and os.geteuid() != 0:
-        return "the kit's own launcher needs root"
-    from kit.sandbox.execute import trial_run
-
-    return trial_run(level)
-
-
-def active_level() -> str:
-    """The level model code runs under here; raises SandboxUnavailable with what to do when there is none."""
-    requested = requested_level()
-    if requested != "auto":
-        candidates = (requested,)
-    elif os.geteuid() == 0:  # as root, the launcher's nobody is a real unprivileged user; bwrap's is host root
-        candidates = ("namespaces", "bubblewrap")
-    else:
-        candidates = ("bubblewrap", "namespaces")
-    reasons = {}
-    for level in candidates:
-        reasons[level] = level_works(level)
-        if reasons[level] is None:
-            return level
-    why = "; ".join(f"{level}: {reason}" for level, reason in reasons.items())
-    raise SandboxUnavailable(
-        f"code rewards run model-written code, and no operating-system isolation works here ({why}). "
-        "Install bubblewrap (apt install bubblewrap) or run as root; or, knowing that the model's code can then "
-        "read this machine's files, set code_isolation: unisolated")
-
-
-def describe_active_level() -> str:
-    return DESCRIPTIONS[active_level()]

@@ -9,7 +9,7 @@ from kit.errors import KitError
 from kit.recipes import code
 from kit.rewards.check import run_bundle, weighted_totals
 from kit.rewards.code import prepare_code_rewards
-from kit.sandbox import isolation
+from kit.sandbox import execute, isolation
 from tests.conftest import chat
 
 ADD_HIDDEN = ["assert add(-4, 4) == 0", "assert add(10, 25) == 35", "assert add(0, 7) == 7"]
@@ -20,7 +20,7 @@ def sandboxed(monkeypatch) -> str:
     """An operating-system isolation level: the cheats below must meet the real sandbox, not its fallback."""
     monkeypatch.setenv(isolation.ENV_VAR, "auto")
     try:
-        return isolation.active_level()
+        return execute.active_level()
     except KitError as err:
         if os.environ.get("CI"):
             pytest.fail(f"CI must run the code recipe in the sandbox: {err}")

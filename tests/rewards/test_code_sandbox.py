@@ -5,7 +5,7 @@ import pytest
 from kit.errors import KitError
 from kit.rewards import passes_tests, syntax_valid
 from kit.rewards.code import prepare_code_rewards
-from kit.sandbox import isolation
+from kit.sandbox import execute, isolation
 from tests.conftest import chat
 
 ADD = "```python\ndef add(a, b):\n    return a + b\n```"
@@ -16,7 +16,7 @@ ECHO_SUM = "import sys\nprint(sum(int(t) for t in sys.stdin.read().split()))"
 def any_working_level(monkeypatch):
     monkeypatch.setenv(isolation.ENV_VAR, "auto")  # restored after each test, whatever the code under test sets
     try:
-        isolation.active_level()
+        execute.active_level()
     except KitError:
         monkeypatch.setenv(isolation.ENV_VAR, "unisolated")  # these tests check scoring, not isolation
 
@@ -48,19 +48,19 @@ def test_the_run_checks_every_rows_tests_before_training():
     score = passes_tests()
     rows = [{"tests": ["assert add(1, 2) == 3"]}, {"tests": ["assert all(add(x, 0) == x for x in range(3))"]}]
     with pytest.raises(KitError, match=r"data row 1, column 'tests': .*write one assert per case"):
-        prepare_code_rewards(isolation.requested_level(), [score], rows)
+        prepare_code_rewards(execute.requested_level(), [score], rows)
     with pytest.raises(KitError, match="data row 0: a stdin/stdout test needs the keys 'input' and 'output'"):
-        prepare_code_rewards(isolation.requested_level(), [score], [{"tests": [{"stdin": "1"}]}])
+        prepare_code_rewards(execute.requested_level(), [score], [{"tests": [{"stdin": "1"}]}])
 
 
 def test_runs_without_code_rewards_never_touch_the_sandbox(monkeypatch):
-    monkeypatch.setattr(isolation, "active_level", lambda: pytest.fail("the sandbox was consulted"))
+    monkeypatch.setattr(execute, "active_level", lambda: pytest.fail("the sandbox was consulted"))
     assert prepare_code_rewards("auto", [syntax_valid], [{"tests": "anything"}]) is None
 
 
 def test_no_isolation_means_no_code_rewards_unless_asked_for_by_name(monkeypatch):
-    monkeypatch.setattr(isolation, "level_works", lambda level: f"{level} missing")
+    monkeypatch.setattr(execute, "level_works", lambda level: f"{level} missing")
     with pytest.raises(KitError, match="no operating-system isolation works here"):
         prepare_code_rewards("auto", [passes_tests()], [])
-    monkeypatch.setattr(isolation, "level_works", lambda level: None)
+    monkeypatch.setattr(execute, "level_works", lambda level: None)
     assert "UNISOLATED" in prepare_code_rewards("unisolated", [passes_tests()], [])

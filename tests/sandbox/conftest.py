@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from kit.sandbox.isolation import level_works
+from kit.sandbox.execute import level_works
 
 ISOLATED = os.environ.get("KIT_TEST_LEVELS", "bubblewrap,namespaces").split(",")
 

@@ -5,13 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from kit.sandbox import isolation
-from kit.sandbox.isolation import SandboxUnavailable, active_level
+from kit.sandbox import execute, isolation
+from kit.sandbox.execute import active_level
+from kit.sandbox.isolation import SandboxUnavailable
 
 
 def offer(monkeypatch, **works):
     """Pretend only the levels in `works` (True/False) work here."""
-    monkeypatch.setattr(isolation, "level_works", lambda level: None if works.get(level) else f"{level} is broken")
+    monkeypatch.setattr(execute, "level_works", lambda level: None if works.get(level) else f"{level} is broken")
 
 
 @pytest.mark.parametrize("euid, first, second", [(1000, "bubblewrap", "namespaces"), (0, "namespaces", "bubblewrap")])
@@ -51,7 +52,7 @@ def test_unisolated_only_when_asked_for_by_name(monkeypatch):
     monkeypatch.setenv(isolation.ENV_VAR, "unisolated")
     offer(monkeypatch, unisolated=True)
     assert active_level() == "unisolated"
-    assert "UNISOLATED" in isolation.describe_active_level()
+    assert "UNISOLATED" in execute.describe_active_level()
 
 
 def test_a_misspelled_level_is_refused(monkeypatch):
@@ -61,9 +62,9 @@ def test_a_misspelled_level_is_refused(monkeypatch):
 
 
 def test_the_real_trial_run_reports_why_a_level_fails(monkeypatch):
-    monkeypatch.setattr(isolation.shutil, "which", lambda name: None)
-    isolation.level_works.cache_clear()
+    monkeypatch.setattr(execute.shutil, "which", lambda name: None)
+    execute.level_works.cache_clear()
     try:
-        assert "apt install bubblewrap" in isolation.level_works("bubblewrap")
+        assert "apt install bubblewrap" in execute.level_works("bubblewrap")
     finally:
-        isolation.level_works.cache_clear()
+        execute.level_works.cache_clear()
