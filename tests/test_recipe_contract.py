@@ -8,6 +8,7 @@ from types import ModuleType
 import pytest
 
 import kit.recipe
+from kit.config import RunConfig
 from kit.errors import KitError
 from kit.recipe import ATTRIBUTES, Recipe, recipe_from_module
 from kit.recipes import known_recipes, load_recipe
@@ -179,3 +180,26 @@ def test_the_rewards_check_imports_no_recipe():
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert not any(name.startswith("kit.recipe") for name in imported), imported
+
+
+def restated_defaults(defaults: dict, kit_defaults: dict, prefix: str = "") -> list[str]:
+    """The settings in a recipe's DEFAULTS that only repeat the kit's own default."""
+    found = []
+    for key, value in defaults.items():
+        if isinstance(value, dict) and isinstance(kit_defaults.get(key), dict):
+            found += restated_defaults(value, kit_defaults[key], f"{prefix}{key}.")
+        elif key in kit_defaults and kit_defaults[key] == value:
+            found.append(f"{prefix}{key}")
+    return found
+
+
+@pytest.mark.parametrize("name", known_recipes())
+def test_a_shipped_recipes_defaults_say_only_what_differs_from_the_kits(name):
+    """The kit's defaults live in one place (kit/config/schema.py); a recipe restating one would hide a change there."""
+    kit_defaults = RunConfig().model_dump(mode="json")
+    assert restated_defaults(load_recipe(name).defaults, kit_defaults) == []
+
+
+def test_a_restated_default_is_seen():
+    restating = {"grpo": {"learning_rate": 5e-6, "max_steps": 250}}
+    assert restated_defaults(restating, RunConfig().model_dump(mode="json")) == ["grpo.learning_rate"]

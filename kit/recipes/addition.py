@@ -24,7 +24,7 @@ LARGEST = 19
 
 DEFAULTS = {
     "data": {"max_prompt_length": 64},
-    "grpo": {"max_completion_length": 12, "num_generations": 8, "per_device_train_batch_size": 32},
+    "grpo": {"max_completion_length": 12, "per_device_train_batch_size": 32},
 }
 
 

@@ -21,7 +21,7 @@ import json
 import random
 from pathlib import Path
 
-from kit.data import load_table, require_columns
+from kit.data import load_table, require_columns, rows_kept
 from kit.errors import KitError
 from kit.recipe import Scoring
 from kit.rewards import RewardBundle, code_block, passes_tests, syntax_valid, with_traits
@@ -44,9 +44,6 @@ REWARDS = RewardBundle(
 DEFAULTS = {
     "data": {"max_prompt_length": 320},  # system + task + one test: MBPP prompts are ~100-250 tokens
     "grpo": {
-        "learning_rate": 5e-6,
-        "per_device_train_batch_size": 8,  # 1 prompt x 8 generations per device step
-        "num_generations": 8,
         "max_completion_length": 384,  # MBPP's reference solutions are a few lines; 384 leaves room for a comment
         "max_steps": 250,  # ~2 passes over sanitized's 120 training tasks
     },
@@ -61,16 +58,9 @@ def prepare(split: str, source: str | None):
     task_column = "prompt" if "prompt" in table.column_names else "text"
     require_columns(table, [task_column], where)
     rows = [row for row in map(to_row, table.to_list(), [task_column] * len(table)) if row is not None]
-    if len(rows) < len(table):
-        print(f"data: {where}: dropped {len(table) - len(rows)} of {len(table)} tasks without two tests the sandbox "
-              "can check (one shown, one hidden), or with test setup code; "
-              f"{len(rows)} remain")
-    if not rows:
-        raise KitError(f"{where}: no task has two tests the sandbox can check; write one assert per case, e.g. "
-                       "`assert add(2, 3) == 5` (kit/sandbox/verdict.py says which tests it takes)")
-    from datasets import Dataset
-
-    return Dataset.from_list(rows)
+    return rows_kept(rows, len(table), where, "tasks without two tests the sandbox can check (one shown, one "
+                     "hidden), or with test setup code", "no task has two tests the sandbox can check; write one "
+                     "assert per case, e.g. `assert add(2, 3) == 5` (kit/sandbox/verdict.py says which tests it takes)")
 
 
 def checkable(tests) -> list[str]:

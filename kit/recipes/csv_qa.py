@@ -84,12 +84,7 @@ REWARDS = RewardBundle(
 
 DEFAULTS = {
     "data": {"max_prompt_length": 512},
-    "grpo": {
-        "learning_rate": 5e-6,
-        "per_device_train_batch_size": 8,  # 1 prompt x 8 generations per device step
-        "num_generations": 8,
-        "max_completion_length": 384,  # room to reason briefly before the answer
-    },
+    "grpo": {"max_completion_length": 384},  # room to reason briefly before the answer
 }
 
 

@@ -40,7 +40,7 @@ REWARDS = RewardBundle(
 
 DEFAULTS = {
     "data": {"max_prompt_length": 64},
-    "grpo": {"max_completion_length": 12, "num_generations": 8, "per_device_train_batch_size": 64},
+    "grpo": {"max_completion_length": 12, "per_device_train_batch_size": 64},
 }
 
 

@@ -62,16 +62,8 @@ FORMAT = soft_xml_format()  # the <reasoning> and <answer> tags, loosely spaced
 # strict: answer_correct and the format each give full marks; lenient: the last number stated is the gold one
 EVAL = Scoring(strict=(answer_correct, FORMAT), lenient=last_number_correct, formatted=FORMAT)
 
-DEFAULTS = {
-    "data": {"max_prompt_length": 256},
-    "grpo": {
-        "learning_rate": 5e-6,
-        "per_device_train_batch_size": 8,  # 1 prompt x 8 generations per device step
-        "num_generations": 8,
-        "max_completion_length": 256,  # 1024 seq - 256 prompt leaves room; longer reasoning costs memory
-        "max_steps": 250,
-    },
-}
+# The kit's defaults fit GSM8K (256 prompt + 256 completion tokens; 1 prompt x 8 generations a step).
+DEFAULTS = {"grpo": {"max_steps": 250}}
 
 
 def prepare(split: str, source: str | None):

@@ -20,9 +20,7 @@ import json
 import random
 from pathlib import Path
 
-from datasets import Dataset
-
-from kit.data import load_table, require_columns
+from kit.data import load_table, require_columns, rows_kept
 from kit.errors import KitError
 from kit.recipe import Scoring
 from kit.rewards import RewardBundle, field_accuracy, first_json_object, json_format, json_reply
@@ -45,13 +43,7 @@ DEFAULTS = {
     # The hub's documents run to a few hundred words and their objects nest several levels deep: room for both.
     "model": {"max_seq_length": 4096},
     "data": {"max_prompt_length": 3072},
-    "grpo": {
-        "learning_rate": 5e-6,
-        "per_device_train_batch_size": 8,  # 1 prompt x 8 generations per device step
-        "num_generations": 8,
-        "max_completion_length": 1024,  # 3072 prompt + 1024 completion = 4096 tokens
-        "max_steps": 250,
-    },
+    "grpo": {"max_completion_length": 1024, "max_steps": 250},  # 3072 prompt + 1024 completion = 4096 tokens
 }
 
 
@@ -68,13 +60,9 @@ def prepare(split: str, source: str | None):
     checked = [_checked_row(row, f"{where}, row {index}") for index, row in enumerate(table)]
     kept = [row for row, problem in checked if problem is None]
     broken = [f"row {index}: {problem}" for index, (_, problem) in enumerate(checked) if problem is not None]
-    if broken and not kept:
-        raise KitError(f"{where}: every row's answer breaks its own schema (first: {broken[0]}); "
-                       "fix the answers or the schemas")
-    if broken:
-        print(f"data: dropped {len(broken)} of {len(checked)} rows of {where} whose answer breaks its own schema "
-              f"(first: {broken[0][:160]})")
-    return Dataset.from_list(kept)
+    first = f" (first: {broken[0][:160]})" if broken else ""
+    return rows_kept(kept, len(checked), where, f"rows whose answer breaks its own schema{first}",
+                     f"every row's answer breaks its own schema{first}; fix the answers or the schemas")
 
 
 def _hub_split(split: str):

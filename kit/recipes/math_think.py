@@ -19,7 +19,7 @@ import random
 from fractions import Fraction
 from pathlib import Path
 
-from kit.data import load_table, require_columns
+from kit.data import load_table, require_columns, rows_kept
 from kit.errors import KitError
 from kit.recipe import Scoring
 from kit.rewards import RewardBundle, extract_boxed, final_answer, math_equivalent, max_length_penalty
@@ -82,9 +82,6 @@ DEFAULTS = {
     "model": {"max_seq_length": 1536},  # 384 prompt + 1024 completion tokens, with room to spare
     "data": {"max_prompt_length": 384},  # MATH problems with the system prompt: most under 300 tokens
     "grpo": {
-        "learning_rate": 5e-6,
-        "per_device_train_batch_size": 8,  # 1 prompt x 8 generations per device step
-        "num_generations": 8,
         "max_completion_length": 1024,  # reasoning is long; a reply cut off before its box earns no correctness
         "max_steps": 250,
     },
@@ -112,15 +109,9 @@ def prepare(split: str, source: str | None):
                        f"solution's last \\boxed{{}}); it has: {', '.join(table.column_names)}")
     rows = [to_row(row) for row in table.to_list()]
     kept = [row for row in rows if row["answer"] and row["prompt"][1]["content"]]
-    if len(kept) < len(rows):
-        print(f"data: {where}: dropped {len(rows) - len(kept)} of {len(rows)} problems without a gold answer "
-              f"(an 'answer', or a \\boxed{{}} in the 'solution') or without a problem; {len(kept)} remain")
-    if not kept:
-        raise KitError(f"{where}: no problem has a gold answer; give each an 'answer' column or end its "
-                       "'solution' with \\boxed{...}")
-    from datasets import Dataset
-
-    return Dataset.from_list(kept)
+    return rows_kept(kept, len(rows), where, "problems without a gold answer (an 'answer', or a \\boxed{} in the "
+                     "'solution') or without a problem", "no problem has a gold answer; give each an 'answer' column "
+                     "or end its 'solution' with \\boxed{...}")
 
 
 def to_row(row: dict) -> dict:

@@ -1,4 +1,5 @@
-"""The data step: load the recipe's rows, check them, and drop prompts that would not fit.
+"""The run's rows: the recipe's prepared rows (or its sample), checked, limited, held out, and without the
+prompts that would not fit.
 
 TRL's GRPOConfig no longer truncates prompts (`max_prompt_length` was removed in TRL 0.28), so the
 kit drops over-long prompts here, before training, and says how many.
@@ -13,88 +14,11 @@ from pathlib import Path
 
 from kit.cache import cache_dir
 from kit.config import SAMPLE_DATA, DataConfig
+from kit.data.tables import require_columns
 from kit.errors import KitError
 from kit.recipe import Recipe
 
-LOCAL_FORMATS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
-TEXT_FORMATS = {"json", "csv"}
 SAMPLE_SPLITS = ("train", "test")  # what a recipe's sample data (write_sample) is written for
-
-
-def load_table(source: str | None, hub_id: str, split: str, hub_config: str | None = None):
-    """Rows from a local .jsonl/.json/.csv/.parquet file, or from the hub when `source` is None."""
-    import datasets
-
-    if source is None:
-        try:
-            return datasets.load_dataset(hub_id, hub_config, split=split)
-        except OSError as err:  # ConnectionError, not found, offline without a cached copy
-            raise KitError(
-                f"cannot load dataset {hub_id} from the hub ({str(err).splitlines()[0]}); "
-                "offline, pass a local file with DATA=path, or run PROFILE=smoke"
-            ) from None
-    path = Path(source)
-    problem = local_file_problem(path)
-    if problem:
-        raise KitError(problem)
-    kind = LOCAL_FORMATS[path.suffix.lower()]
-    if kind in TEXT_FORMATS:
-        require_utf8(path)
-    try:
-        return datasets.load_dataset(kind, data_files=str(path), split="train")
-    except Exception as err:  # datasets wraps parser errors in several types
-        raise KitError(f"cannot read data file {path} as {kind}: {err}") from None
-
-
-def check_local_files(data: DataConfig, eval_path: str | None) -> None:
-    """The data files a run names exist and have a known type: checked first, before any heavy import, so a
-    typo in DATA= is said in a second rather than after a minute of loading."""
-    for what, source in (("data.path", data.path), ("eval.path", eval_path)):
-        problem = None if source in (None, SAMPLE_DATA) else local_file_problem(Path(source))
-        if problem:
-            raise KitError(f"{what}: {problem}")
-
-
-def local_file_problem(path: Path) -> str | None:
-    if path.suffix.lower() not in LOCAL_FORMATS:
-        return f"data file {path} has an unknown type; use one of: {', '.join(LOCAL_FORMATS)}"
-    if not path.is_file():
-        return f"data file {path} does not exist"
-    return None
-
-
-def require_utf8(path: Path, chunk: int = 1 << 20) -> None:
-    """Refuse a text file that is not UTF-8 before `datasets` reads it.
-
-    pyarrow keeps the bad bytes and fails only later, deep inside a recipe, with a UnicodeDecodeError.
-    """
-    import codecs
-
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    done, lines = 0, 1
-    with path.open("rb") as f:
-        while block := f.read(chunk):
-            try:
-                decoder.decode(block)
-            except UnicodeDecodeError as err:
-                before = block[:err.start]
-                line = lines + before.count(b"\n")
-                raise KitError(f"data file {path}, line {line}: byte 0x{block[err.start]:02x} (file offset "
-                               f"{done + err.start}) is not UTF-8; save the file as UTF-8 "
-                               "(e.g. iconv -f latin1 -t utf-8)") from None
-            done, lines = done + len(block), lines + block.count(b"\n")
-    try:
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        raise KitError(f"data file {path} ends inside a UTF-8 character; save the file as UTF-8") from None
-
-
-def require_columns(dataset, columns: list[str], where: str) -> None:
-    missing = [c for c in columns if c not in dataset.column_names]
-    if missing:
-        raise KitError(
-            f"{where} lacks column(s) {', '.join(repr(c) for c in missing)}; it has: {', '.join(dataset.column_names)}"
-        )
 
 
 def sample_path(recipe: Recipe, split: str) -> Path:
