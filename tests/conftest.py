@@ -1,4 +1,11 @@
-"""Shared fixtures: an isolated kit cache and the tiny model, built once per test session."""
+"""Shared fixtures (an isolated kit cache, the tiny model built once per test session) and the two test loops:
+
+    pytest            the developer's loop: every test but the slow ones (about a minute and a half)
+    pytest --all      every test (make test, CI): tests/e2e and each test marked slow too
+
+A test is slow when it takes seconds: all of tests/e2e (the real CLI in subprocesses), and the ones marked
+@pytest.mark.slow. A slow test named by its file or node id (pytest tests/e2e/test_train.py) runs without --all.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,35 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+E2E = REPO / "tests" / "e2e"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--all", action="store_true", help="also run the slow tests (tests/e2e and @pytest.mark.slow)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if E2E in item.path.parents:
+            item.add_marker(pytest.mark.slow)
+    if config.getoption("--all") or config.option.markexpr:  # -m chooses for itself
+        return
+    named = {Path(arg.split("::")[0]).resolve() for arg in config.args if Path(arg.split("::")[0]).is_file()}
+    left_out = [item for item in items if item.get_closest_marker("slow") and item.path not in named]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        dropped = set(left_out)
+        items[:] = [item for item in items if item not in dropped]
+        config.stash[LEFT_OUT] = len(left_out)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if config.stash.get(LEFT_OUT, 0):
+        terminalreporter.write_line(f"{config.stash[LEFT_OUT]} slow tests were left out: pytest --all (make test, "
+                                    "CI) runs every test")
+
+
+LEFT_OUT = pytest.StashKey[int]()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -174,6 +174,7 @@ def test_control_the_attacks_do_damage_without_the_sandbox(attack, tmp_path):
     assert target.exists()
 
 
+@pytest.mark.slow  # seconds: it waits out processes and limits
 def test_control_the_daemon_outlives_an_unsandboxed_run(tmp_path):
     marker = tmp_path / "late"
     subprocess.run([sys.executable, "-c", daemon(f"sleep 1; touch {marker}")], timeout=30, check=False)
@@ -231,6 +232,7 @@ def test_the_devices_still_work_inside(level):
     assert score(code, level, ["assert solve(0) == [2, 8, bytes(2)]"]) == 1
 
 
+@pytest.mark.slow  # seconds: it waits out processes and limits
 def test_nothing_outlives_the_run(level, tmp_path):
     """Daemons, setsid, threads and sleepers: when the run ends, every process of the sandbox is gone."""
     marker = tmp_path / "late"
@@ -341,6 +343,7 @@ def test_no_network_and_no_way_back_to_the_hosts(level):
         assert score(code + "\ndef solve(x):\n    return 'escaped'", level, ["assert solve(0) == 'escaped'"]) == 0
 
 
+@pytest.mark.slow  # seconds: it waits out processes and limits
 def test_resource_hogs_are_contained(level):
     hogs = [
         "blocks = []\nwhile True:\n    blocks.append(bytearray(10**7))",

@@ -16,6 +16,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # two processes that import Unsloth: half a minute
+
 # Each a `grpo` section: the losses the kit offers, with their settings left unset and set by hand.
 CONFIGS = {
     "defaults (dapo)": {},
