@@ -1,0 +1,43 @@
+"""`kit train`'s order of steps: nothing heavy before the checks, then Unsloth before TRL and transformers."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+# Records, for the first import of each library, whether Unsloth's own import is what brought it in.
+WATCH = """
+import json, sys, traceback
+FIRST = {}
+class Watch:
+    def find_spec(self, name, path, target=None):
+        if name in ("trl", "transformers", "peft", "unsloth") and name not in FIRST:
+            FIRST[name] = any(f.filename.endswith("unsloth/__init__.py") for f in traceback.extract_stack())
+sys.meta_path.insert(0, Watch())
+"""
+
+
+def first_imports(code: str) -> dict:
+    result = subprocess.run([sys.executable, "-c", WATCH + code + "\nprint('FIRST ' + json.dumps(FIRST))"],
+                            cwd=REPO, capture_output=True, text=True, timeout=600)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("FIRST ")]
+    assert result.returncode == 0 and lines, result.stderr[-3000:]
+    return json.loads(lines[-1].removeprefix("FIRST "))
+
+
+@pytest.mark.slow  # two processes that import Unsloth
+def test_kit_train_imports_nothing_heavy_before_its_checks_then_unsloth_first():
+    seen = first_imports("import kit.train.start, kit.cli\nBEFORE = dict(FIRST)\n"
+                         "from kit.models import import_unsloth_first\nimport_unsloth_first()\nimport kit.train.run\n"
+                         "assert BEFORE == {}, BEFORE")
+    assert seen == {"unsloth": False, "transformers": True, "trl": True, "peft": True}
+
+
+@pytest.mark.slow
+def test_a_training_module_imported_on_its_own_still_brings_unsloth_in_first():
+    """Tests and benchmarks import the stages directly; their own imports keep the order."""
+    seen = first_imports("import kit.train.stages.grpo")
+    assert seen == {"unsloth": False, "transformers": True, "trl": True, "peft": True}
