@@ -11,7 +11,7 @@ so CI keeps every check that a CPU can run working. `--shape smollm2` uses real 
 check, in this order:
 
     build model          the model folder: config, random bf16 weights, tokenizer
-    load 16-bit          kit.models.training.load_model, then one forward pass
+    load 16-bit          kit.models.loader.load_model, then one forward pass
     load 4-bit           the same in 4-bit (CUDA and bitsandbytes)
     grpo kit             N GRPO steps through the kit's GRPO stage: s/step, peak memory next to `kit plan`'s estimate
     grpo unsloth script  the same steps in a hand-written FastLanguageModel + GRPOTrainer script, as a ratio
@@ -134,7 +134,7 @@ def work_load(spec: dict) -> dict:
     import torch
 
     from kit.config import ModelConfig
-    from kit.models.training import load_model  # imports Unsloth first
+    from kit.models.loader import load_model  # imports Unsloth first
 
     cfg = ModelConfig(**spec["model"])
     started = time.perf_counter()
@@ -158,7 +158,7 @@ def work_grpo_kit(spec: dict) -> dict:
     """GRPO through the kit's own pieces: its config, loader, GRPOConfig and trainer with its callbacks."""
     from kit.config import build_config
     from kit.export.merged import save_adapter
-    from kit.models import training as loader  # imports Unsloth, which must patch TRL first
+    from kit.models import loader  # imports Unsloth, which must patch TRL first
     from kit.rewards import RewardBundle
     from kit.train.stages.grpo import build_trainer, grpo_args
 

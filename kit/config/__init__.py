@@ -1,7 +1,7 @@
 """The run configuration: one typed schema for the YAML file, the CLI and the recipe defaults.
 
 Layers, later wins: the schema's defaults < the recipe's DEFAULTS < the profile (smoke / full)
-< the YAML file < CLI flags. Each section is read by one module: `model` by kit.models.training,
+< the YAML file < CLI flags. Each section is read by one module: `model` by kit.models.loader,
 `data` by kit.data, `grpo` and `sft` by their stages in kit.train.stages, `save` by kit.export.save.
 
     python -m kit train gsm8k --config my.yaml grpo.learning_rate=1e-5 model.lora_rank=32

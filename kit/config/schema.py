@@ -27,7 +27,7 @@ class Section(BaseModel):
 
 
 class ModelConfig(Section):
-    """What to load and how (read by kit.models.training)."""
+    """What to load and how (read by kit.models.loader)."""
 
     name: str = "unsloth/Qwen2.5-1.5B-Instruct"  # hub id, local path, or kit:tiny-llama
     max_seq_length: int = Field(1024, gt=0, le=1_048_576)  # prompt + completion tokens
