@@ -10,13 +10,14 @@
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
 #   make doctor [OUT=file.json]   # can this GPU run the default route? minutes; a JSON for bug reports
 #   make gpu-check [SHAPE=tiny|qwen2.5-1.5b|smollm2 STEPS=4 OUT=file.json]   # the GPU route end to end, offline, one line a check
-#   make test                # ruff, then every test (tests/e2e are the slow end-to-end runs)
+#   make test                # ruff, then every test (pytest --all: the slow end-to-end runs too; CI runs this)
+#   make test-quick          # ruff, then the developer's loop (pytest: the slow tests left out, about 1.5 minutes)
 
 RECIPE ?= gsm8k
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: install train plan demo demo-real export doctor gpu-check test clean
+.PHONY: install train plan demo demo-real export doctor gpu-check test test-quick clean
 
 comma := ,
 
@@ -53,9 +54,13 @@ doctor: $(STAMP)
 	$(PY) -m kit doctor $(if $(OUT),--out $(OUT))
 
 gpu-check: $(STAMP)
-	$(PY) bench/gpu_check.py $(if $(SHAPE),--shape $(SHAPE)) $(if $(STEPS),--steps $(STEPS)) $(if $(OUT),--out $(OUT))
+	$(PY) -m bench.gpu_check $(if $(SHAPE),--shape $(SHAPE)) $(if $(STEPS),--steps $(STEPS)) $(if $(OUT),--out $(OUT))
 
 test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q --all
+
+test-quick: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
 

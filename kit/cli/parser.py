@@ -6,16 +6,19 @@ import argparse
 from typing import get_args
 
 from kit.config import LAUNCHERS, PROFILES
+from kit.config.reference import text as settings_text
 from kit.models.inference import BACKENDS
 from kit.outputs import RunDir
 from kit.plan.memory import Stack
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The choices come from the config's own types: a new launcher or profile needs no change here."""
+    """The choices come from the config's own types, and train's and plan's --help list every setting from the
+    schema (kit.config.reference): a new launcher, profile or setting needs no change here."""
     parser = argparse.ArgumentParser(prog="python -m kit", description="GRPO fine-tuning on one GPU.")
     commands = parser.add_subparsers(dest="command", required=True)
-    train = commands.add_parser("train", help="train a recipe with GRPO and save adapter + merged model")
+    settings = {"epilog": settings_text(), "formatter_class": argparse.RawDescriptionHelpFormatter}
+    train = commands.add_parser("train", help="train a recipe with GRPO and save adapter + merged model", **settings)
     train.add_argument("recipe", help="recipe name (gsm8k), dotted module path, or path to a .py file")
     train.add_argument("--config", help=f"YAML file of settings (same shape as {RunDir('OUT').run_file})")
     train.add_argument("--model", help="hub id or local folder (sets model.name)")
@@ -30,8 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--num-processes", type=int, help="more than 1: one process per GPU through accelerate launch "
                        "(sets launch.num_processes)")
     train.add_argument("--launcher", choices=LAUNCHERS,
-                       help="how the processes share the work: kit/launch/<launcher>.yaml (sets launch.launcher)")
-    train.add_argument("overrides", nargs="*", metavar="section.key=value", help="any setting, e.g. grpo.beta=0.04")
+                       help="how the processes share the work: kit/train/launch/<launcher>.yaml (sets launch.launcher)")
+    train.add_argument("overrides", nargs="*", metavar="section.key=value",
+                       help="any setting listed below, e.g. grpo.beta=0.04")
     train.add_argument("-v", "--verbose", action="store_true",
                        help="TRL's whole metrics dict every step and every library warning (default: one line a step)")
 
@@ -75,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--backend", default="auto", choices=BACKENDS,
                       help="what generates: vLLM where installed (auto), or transformers")
 
-    plan = commands.add_parser("plan", help="estimate GPU memory before loading: breakdown, verdict, what fits")
+    plan = commands.add_parser("plan", help="estimate GPU memory before loading: breakdown, verdict, what fits",
+                               **settings)
     plan.add_argument("recipe", help="recipe name, dotted module path, or .py file")
     plan.add_argument("--model", help="hub id or local folder; only its config.json is read")
     plan.add_argument("--gpu", help="T4, L4, A10G, RTX4090, A100-40GB, H100 ... or a size such as 16GB "
@@ -87,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="trl: what plain TRL + FlashAttention 2 would need (the default with "
                       "launch.num_processes > 1, which loads with transformers + PEFT)")
     plan.add_argument("overrides", nargs="*", metavar="section.key=value",
-                      help="any setting, e.g. grpo.num_generations=16")
+                      help="any setting listed below, e.g. grpo.num_generations=16")
 
     doctor = commands.add_parser("doctor", help="can this machine run the default GPU route? GPU, driver, versions, "
                                  "vLLM with 4-bit + LoRA, a few GRPO steps; a JSON for bug reports")

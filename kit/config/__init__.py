@@ -6,8 +6,10 @@ Layers, later wins: the schema's defaults < the recipe's DEFAULTS < the profile 
 
     python -m kit train gsm8k --config my.yaml grpo.learning_rate=1e-5 model.lora_rank=32
 
-Where each part lives: the sections and RunConfig in `schema`, the rules that span fields in `rules`,
-the smoke and CPU-full profiles in `profiles`, and the merging of the layers in `layers`.
+Where each part lives: the sections, each setting with its help, in `sections`; RunConfig in `schema`; the
+rules that span fields in `rules`; the smoke and CPU-full profiles in `profiles`; the merging of the layers in
+`layers`; and the settings reference (the README's table, `kit train --help`) rendered from them in `reference`,
+which is not imported here so that `python -m kit.config.reference` runs it cleanly.
 """
 
 from kit.config.layers import (

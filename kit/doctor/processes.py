@@ -1,4 +1,4 @@
-"""One check, one fresh process: how `kit doctor` and bench/gpu_check.py run each check.
+"""One check, one fresh process: how `kit doctor` and bench/gpu_check run each check.
 
 Unsloth patches transformers and TRL when it is imported, vLLM starts processes of its own, and
 torch.cuda.max_memory_allocated counts everything a process did: so every check runs in a process of its
@@ -57,8 +57,8 @@ def exit_code(checks: list[Check]) -> int:
 class Driver:
     """Starts each worker in a fresh process, with the offline environment, and keeps its log.
 
-    `entry` is the command that runs a worker by name: `[python, file, "--worker"]` for a script, or
-    `[python, "-m", "kit.doctor.entry"]`; the worker's name and its spec file follow it.
+    `entry` is the command that runs a worker by name: `[python, "-m", "kit.doctor.entry"]` (the default) or
+    `[python, "-m", "bench.gpu_check.workers"]`; the worker's name and its spec file follow it.
     """
 
     def __init__(self, work: Path, timeout_s: int, total: int, entry: list[str] | None = None):

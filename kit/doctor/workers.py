@@ -1,4 +1,4 @@
-"""The checks' workers that `kit doctor` and bench/gpu_check.py share, and their helpers; each worker runs in a
+"""The checks' workers that `kit doctor` and bench/gpu_check share, and their helpers; each worker runs in a
 fresh process (`python -m kit.doctor.entry NAME SPEC_FILE`, started by kit.doctor.processes.Driver).
 
 A worker takes its spec (a dict read from SPEC_FILE) and returns {"status", "reason", "figures"}. Nothing

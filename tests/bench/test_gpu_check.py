@@ -1,4 +1,4 @@
-"""bench/gpu_check.py: its bookkeeping and comparisons, then the whole check at the tiny shape on this CPU."""
+"""bench.gpu_check: its bookkeeping and comparisons, then the whole check at the tiny shape on this CPU."""
 
 import subprocess
 import sys

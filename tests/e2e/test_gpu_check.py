@@ -1,4 +1,4 @@
-"""bench/gpu_check.py run as a user runs it (`make gpu-check`), on this CPU: every check answers, the ones
+"""python -m bench.gpu_check run as a user runs it (`make gpu-check`), on this CPU: every check answers, the ones
 that need CUDA say so."""
 
 import json
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="asserts what a machine without CUDA can and cannot check")
 def test_the_tiny_check_on_this_cpu(tmp_path):
     out = tmp_path / "gpu_check.json"
-    result = subprocess.run([sys.executable, "bench/gpu_check.py", "--shape", "tiny", "--out", str(out)], cwd=REPO,
+    result = subprocess.run([sys.executable, "-m", "bench.gpu_check", "--shape", "tiny", "--out", str(out)], cwd=REPO,
                             capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     record = json.loads(out.read_text())
