@@ -32,21 +32,17 @@ from kit.config.profiles import (
     smoke_profile,
 )
 from kit.config.rules import SHARDED, cross_field_problems, multi_process_vllm_problems, nearest_valid_batch
-from kit.config.schema import (
-    LAUNCHERS,
-    PROFILES,
-    SAVE_FORMATS,
+from kit.config.schema import LAUNCHERS, PROFILES, SAVE_FORMATS, RunConfig, choices
+from kit.config.sections import (
     DataConfig,
     EvalConfig,
     GRPOSection,
     LaunchConfig,
     ModelConfig,
     MonitorConfig,
-    RunConfig,
     SaveConfig,
     Section,
     SFTSection,
-    choices,
 )
 
 __all__ = [

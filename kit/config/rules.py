@@ -14,7 +14,8 @@ from kit.config.formats import format_problems
 from kit.config.trl_fields import GRPO_CONFIG_FIELDS, SFT_CONFIG_FIELDS, TRL_VERSION
 
 if TYPE_CHECKING:
-    from kit.config.schema import GRPOSection, RunConfig
+    from kit.config.schema import RunConfig
+    from kit.config.sections import GRPOSection
 
 # Launchers that split the weights across processes: no single process holds the whole model.
 SHARDED = ("zero3", "fsdp")

@@ -15,23 +15,14 @@ from kit.config.sections import (
     EvalConfig,
     GRPOSection,
     LaunchConfig,
-    Launcher,
-    LossType,
     ModelConfig,
     MonitorConfig,
     Profile,
     SaveConfig,
-    SaveFormatName,
     Section,
     SFTSection,
 )
 from kit.errors import KitError
-
-__all__ = [
-    "LAUNCHERS", "PROFILES", "SAVE_FORMATS", "DataConfig", "EvalConfig", "GRPOSection", "LaunchConfig", "Launcher",
-    "LossType", "ModelConfig", "MonitorConfig", "Profile", "RunConfig", "SFTSection", "SaveConfig", "SaveFormatName",
-    "Section", "choices", "literal_values",
-]
 
 
 class RunConfig(Section):

@@ -5,7 +5,6 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, Field
@@ -24,8 +23,8 @@ from kit.config.reference import (
     text,
 )
 from kit.errors import KitError
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 REGENERATE = "python -m kit.config.reference --write README.md"
 

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from kit.config.schema import GRPOSection, SFTSection
+from kit.config.sections import GRPOSection, SFTSection
 from kit.config.trl_fields import GRPO_CONFIG_FIELDS, SFT_CONFIG_FIELDS, TRL_VERSION
 
 # Settings where the kit's default differs from TRL's on purpose, and why.
