@@ -6,6 +6,7 @@
 #                                                                    # V=1: every metric and warning
 #   make plan RECIPE=gsm8k [MODEL=… GPU=T4 CONFIG=file.yaml ARGS='grpo.num_generations=16']   # fits the GPU?
 #   make demo                 # CPU: a tiny model learns digit sums (SFT then GRPO), in a couple of minutes
+#   make demo-tools [ARGS='seed=2']  # CPU: SmolLM2-135M-Instruct learns to use a sandboxed Python tool, SFT then GRPO
 #   make demo-real [ARGS='seed=2']   # CPU: the real SmolLM2-135M-Instruct, SFT then GRPO with LoRA, ~13 minutes
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
 #   make doctor [OUT=file.json]   # can this GPU run the default route? minutes; a JSON for bug reports
@@ -17,7 +18,7 @@ RECIPE ?= gsm8k
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: install train plan demo demo-real export doctor gpu-check test test-quick clean
+.PHONY: install train plan demo demo-real demo-tools export doctor gpu-check test test-quick clean
 
 comma := ,
 
@@ -46,6 +47,9 @@ demo: $(STAMP)
 
 demo-real: $(STAMP)
 	$(PY) -m kit train addition --config configs/demo_smollm2.yaml --out $(or $(OUT),outputs/demo-real-$(shell date +%Y%m%d-%H%M%S)) $(ARGS)
+
+demo-tools: $(STAMP)
+	$(PY) -m kit train python_tool --config configs/demo_tools.yaml --out $(or $(OUT),outputs/demo-tools-$(shell date +%Y%m%d-%H%M%S)) $(ARGS)
 
 export: $(STAMP)
 	$(PY) -m kit export $(MERGED) --quant $(subst $(comma), ,$(or $(QUANT),q4_k_m))

@@ -31,11 +31,22 @@ Optional (each ends with what the kit does without it):
     SYSTEM_PROMPT: str
         the system message `kit chat --recipe NAME` starts with (training prompts get theirs from
         `prepare`, or from data.system_prompt). Absent: no system message in chat.
-    sft_target(row: dict) -> str
-        the worked answer for a row, for the SFT warm start (stages: [sft, grpo]). Absent: a config with
-        an sft stage is refused.
+    sft_target(row: dict) -> str | list[dict]
+        the worked answer for a row, for the SFT warm start (stages: [sft, grpo]): the reply's text, or
+        with tools the completion's messages (assistant turns with tool_calls, tool results, the answer).
+        Absent: a config with an sft stage is refused.
     NAME: str
         the recipe's name in output folders and messages. Absent: the module's name.
+    TOOLS: list of functions
+        tools the model may call over several turns, each with type hints and a Google-style docstring
+        (`Args:` per argument), as TRL's GRPOTrainer(tools=...) takes them; e.g. [kit.tools.python_tool()].
+        Prompts are then shown the tools, the model's calls run and their results join the completion,
+        which rewards get as a list of messages. Absent: one reply per prompt.
+    ENVIRONMENT: class
+        instead of TOOLS, a class built once per rollout: `reset(**row)` before it (its returned text is
+        appended to the prompt), public methods as the tools, optionally `get_reward() -> float`, which
+        TRL adds as a reward named after the class (weight 1). Rewards get the instances as `environments`.
+        Absent: no environment.
 """
 
 from __future__ import annotations
@@ -51,6 +62,7 @@ from kit.config import RunConfig, resolve_config
 from kit.errors import KitError
 from kit.rewards.bundle import RewardBundle
 from kit.rewards.scoring import Passes, Scoring
+from kit.tools.toolbox import Toolbox
 
 USER_MODULE_PREFIX = "kit_user_recipe_"  # a recipe file's module name in sys.modules (kit.recipes)
 
@@ -71,12 +83,13 @@ class Recipe:
     sample_completions: list[dict] = field(default_factory=list)
     scoring: Scoring | None = None
     system_prompt: str | None = None
-    sft_target: Callable[[dict], str] | None = None
+    sft_target: Callable[[dict], str | list] | None = None
+    toolbox: Toolbox = field(default_factory=Toolbox)
 
     def config(self, file_layer: dict, overrides: dict, gpu: bool) -> RunConfig:
         """A run's settings with this recipe: its defaults < profile < a config file < flags and overrides."""
         return resolve_config(self.defaults, file_layer, overrides, gpu=gpu,
-                              recipe_has_sample=self.write_sample is not None)
+                              recipe_has_sample=self.write_sample is not None, recipe_has_tools=bool(self.toolbox))
 
 
 def _fits_samples(value) -> bool:
@@ -96,6 +109,8 @@ ATTRIBUTES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "SYSTEM_PROMPT": (lambda v: isinstance(v, str), "a string"),
     "sft_target": (callable, "a function sft_target(row) -> str"),
     "NAME": (lambda v: isinstance(v, str), "a string"),
+    "TOOLS": (lambda v: isinstance(v, (list, tuple)) and all(callable(t) for t in v), "a list of functions"),
+    "ENVIRONMENT": (lambda v: isinstance(v, type), "a class with reset(**row) and tool methods"),
 }
 KNOWN = (f"a recipe defines {' and '.join(REQUIRED)}, and may define "
          f"{', '.join(a for a in ATTRIBUTES if a not in REQUIRED)}; kit/recipe.py says what each is")
@@ -111,6 +126,11 @@ def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
         )
     _refuse_wrong_kinds(module, spec)
     name = getattr(module, "NAME", module.__name__.rsplit(".", 1)[-1].removeprefix(USER_MODULE_PREFIX))
+    if hasattr(module, "TOOLS") and hasattr(module, "ENVIRONMENT"):
+        raise KitError(f"recipe '{spec}' defines both TOOLS and ENVIRONMENT: give one (an environment's tools are "
+                       "its methods)")
+    toolbox = Toolbox(tuple(getattr(module, "TOOLS", ())), getattr(module, "ENVIRONMENT", None), spec)
+    toolbox.check()
     return Recipe(
         name=name,
         prepare=module.prepare,
@@ -121,6 +141,7 @@ def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
         scoring=getattr(module, "EVAL", None),
         system_prompt=getattr(module, "SYSTEM_PROMPT", None),
         sft_target=getattr(module, "sft_target", None),
+        toolbox=toolbox,
     )
 
 

@@ -90,3 +90,15 @@ COUNT_RECIPE = textwrap.dedent(
     REWARDS = RewardBundle((digits, 1.0))
     """
 )
+
+
+@pytest.fixture
+def tool_tokenizer(tiny_model):
+    """A fresh tiny tokenizer with the kit's tool template (the session's shared one stays as built)."""
+    from transformers import AutoTokenizer
+
+    from kit.tools.template import use_tool_template
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    use_tool_template(tokenizer, "kit:tiny-llama")
+    return tokenizer

@@ -93,7 +93,7 @@ def rewards_command(args: argparse.Namespace) -> int:
 
     recipe = load_recipe(args.recipe)
     samples = load_samples(args.completions, recipe.sample_completions, recipe.name)
-    runs = run_bundle(recipe.rewards, samples)
+    runs = run_bundle(recipe.rewards, samples, recipe.toolbox)
     print_report(runs, samples)
     return 1 if any(run.error for run in runs) else 0
 

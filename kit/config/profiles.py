@@ -53,16 +53,28 @@ def resolve_profile(requested: str, gpu: bool) -> str:
     return requested
 
 
-def smoke_profile(recipe_has_sample: bool) -> dict:
+# With a recipe's tools: the tiny tokenizer spells the tools' JSON schemas in ~450 prompt tokens, and a tool
+# call with its result takes ~60 of the completion's budget.
+SMOKE_WITH_TOOLS: dict[str, Any] = {
+    "model": {"max_seq_length": 1024},
+    "data": {"max_prompt_length": 768},
+    "grpo": {"max_completion_length": 192},
+}
+
+
+def smoke_profile(recipe_has_sample: bool, recipe_has_tools: bool = False) -> dict:
     """The smoke layer; a recipe without sample data keeps its own data source."""
     layer = copy.deepcopy(SMOKE_PROFILE)
     if not recipe_has_sample:
         del layer["data"]["path"]
+    if recipe_has_tools:
+        for section, settings in SMOKE_WITH_TOOLS.items():
+            layer[section].update(settings)
     return layer
 
 
-def profile_layer(profile: str, gpu: bool, recipe_has_sample: bool) -> dict:
+def profile_layer(profile: str, gpu: bool, recipe_has_sample: bool, recipe_has_tools: bool = False) -> dict:
     """The settings a resolved profile puts between the recipe's defaults and the YAML file."""
     if profile == SMOKE:
-        return smoke_profile(recipe_has_sample)
+        return smoke_profile(recipe_has_sample, recipe_has_tools)
     return {} if gpu else CPU_FULL_PROFILE

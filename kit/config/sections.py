@@ -93,6 +93,9 @@ class GRPOSection(Section):
     num_iterations: int = Field(1, gt=0, description="optimizer passes over each generated batch; >1 reuses rollouts")
     chat_template_kwargs: dict[str, Any] | None = Field(
         None, description="passed to the chat template, e.g. `{enable_thinking: false}` for Qwen3; evaluation too")
+    max_tool_calling_iterations: int | None = Field(
+        4, gt=0, description="with a recipe's TOOLS or ENVIRONMENT: rounds of tool calls per completion, at most "
+        "(null: no limit); max_completion_length is the budget of all turns together; evaluation too")
     lr_scheduler_type: str = Field("cosine", description="transformers' name: cosine, linear, constant, ...")
     warmup_steps: int = Field(0, ge=0, description="steps the learning rate ramps up over")
     weight_decay: float = Field(0.1, ge=0, description="AdamW's weight decay")

@@ -138,16 +138,17 @@ def with_system_prompt(dataset, system_prompt: str):
     return dataset.map(add)
 
 
-def prompt_lengths(dataset, tokenizer) -> list[int]:
-    """Token count of each prompt as the model will see it (chat template + generation prompt)."""
+def prompt_lengths(dataset, tokenizer, tools=None) -> list[int]:
+    """Token count of each prompt as the model will see it (chat template + generation prompt, the tools' schemas)."""
     return [
-        len(tokenizer.apply_chat_template(prompt, tokenize=True, add_generation_prompt=True, return_dict=False))
+        len(tokenizer.apply_chat_template(prompt, tokenize=True, add_generation_prompt=True, return_dict=False,
+                                          tools=tools or None))
         for prompt in dataset["prompt"]
     ]
 
 
-def drop_long_prompts(dataset, tokenizer, max_prompt_length: int):
-    lengths = prompt_lengths(dataset, tokenizer)
+def drop_long_prompts(dataset, tokenizer, max_prompt_length: int, tools=None):
+    lengths = prompt_lengths(dataset, tokenizer, tools)
     keep = [i for i, n in enumerate(lengths) if n <= max_prompt_length]
     dropped = len(dataset) - len(keep)
     if not keep:

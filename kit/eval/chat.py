@@ -14,6 +14,7 @@ from kit.eval.command import at_least_one
 from kit.eval.generate import Sampling, generate
 from kit.models.inference import load_for_inference
 from kit.recipe import Recipe
+from kit.tools.stats import transcript_text
 
 DEFAULT_RECIPE = "gsm8k"  # for a model that no kit run made
 
@@ -80,7 +81,25 @@ def chat_loop(args: argparse.Namespace, recipe: Recipe | None) -> int:
             continue
         history.append({"role": "user", "content": line})
         messages = ([{"role": "system", "content": system}] if system else []) + history
+        if recipe is not None and recipe.toolbox:
+            turns = tool_turns(loaded, recipe, messages, sampling)
+            history += turns
+            for turn in turns:
+                print(f"{'tool' if turn['role'] == 'tool' else 'model'}> {transcript_text([turn])}")
+            continue
         reply = generate(loaded.model, loaded.tokenizer, [messages], sampling, lora_request=loaded.lora_request,
                          progress=False)[0]
         history.append({"role": "assistant", "content": reply})
         print(f"model> {reply}")
+
+
+def tool_turns(loaded, recipe: Recipe, messages: list[dict], sampling: Sampling) -> list[dict]:
+    """The model's turns for the latest message, its tool calls run as in training (kit.eval.rollout)."""
+    from kit.eval.rollout import roll_out
+    from kit.tools.template import use_tool_template
+
+    if note := use_tool_template(loaded.tokenizer, "the model"):
+        print(note)
+    rollout = roll_out(loaded.model, loaded.tokenizer, [{"prompt": messages}], recipe.toolbox, sampling,
+                       sampling.max_tool_rounds, lora_request=loaded.lora_request, progress=False)[0]
+    return rollout.messages

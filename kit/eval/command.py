@@ -38,6 +38,16 @@ def prompt_settings(run: dict) -> dict:
     return {key: data[key] for key in ("system_prompt", "max_prompt_length") if data.get(key) is not None}
 
 
+def tool_rounds(run: dict, recipe: Recipe) -> int | None:
+    """Rounds of tool calls per completion: the run's, else the recipe's, else the kit's default."""
+    from kit.config.sections import GRPOSection
+
+    for grpo in (run.get("grpo") or {}, recipe.defaults.get("grpo") or {}):
+        if "max_tool_calling_iterations" in grpo:
+            return grpo["max_tool_calling_iterations"]
+    return GRPOSection.model_fields["max_tool_calling_iterations"].default
+
+
 def at_least_one(value: int, flag: str, meaning: str) -> None:
     """Checked before any loading: a count below 1 otherwise ends in a pydantic traceback."""
     if value < 1:
@@ -72,13 +82,15 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
     data = data or (run.get("eval") or {}).get("path") or (run.get("data") or {}).get("path")
     rows = load_rows(recipe, DataConfig(path=data, split=split, limit=n, **prompt_settings(run)))
     # the code recipe's rewards run model code: the same isolation (or refusal) and row checks as training
-    sandbox = prepare_code_rewards(run.get("code_isolation", "auto"), recipe.rewards.funcs, rows)
+    sandbox = prepare_code_rewards(run.get("code_isolation", "auto"),
+                                   [*recipe.rewards.funcs, *recipe.toolbox.functions()], rows)
     if sandbox:
         print(f"eval: code rewards run in the sandbox: {sandbox}")
     tokens = max_new_tokens or (run.get("grpo") or {}).get("max_completion_length") or \
         recipe.defaults.get("grpo", {}).get("max_completion_length", DEFAULT_COMPLETION_TOKENS)
     template_options = (run.get("grpo") or {}).get("chat_template_kwargs") or {}  # the run's, e.g. enable_thinking
-    sampling = Sampling(max_new_tokens=tokens, chat_template_kwargs=template_options)
+    sampling = Sampling(max_new_tokens=tokens, chat_template_kwargs=template_options,
+                        max_tool_rounds=tool_rounds(run, recipe))
     print(f"eval: {len(rows)} prompts from {data or 'the hub'} ({split}), up to {tokens} new tokens, greedy")
     results = []
     if baseline:

@@ -21,6 +21,7 @@ from statistics import mean
 from kit.eval.generate import Sampling, generate
 from kit.recipe import Recipe, default_scoring
 from kit.rewards.guard import CheckedReward
+from kit.tools.stats import tool_stats, transcript_text
 
 
 @dataclass
@@ -33,37 +34,75 @@ class EvalResult:
     rewards: dict[str, float]
     mean_length: float
     samples: list[dict] = field(default_factory=list)
+    tools: dict[str, float] | None = None  # with a recipe's tools: kit.tools.stats.tool_stats of the transcripts
 
 
 def evaluate(model, tokenizer, recipe: Recipe, rows, sampling: Sampling, name: str, lora_request=None,
              batch_size: int = 32) -> EvalResult:
-    prompts = list(rows["prompt"])
-    texts = generate(model, tokenizer, prompts, sampling, batch_size=batch_size, lora_request=lora_request)
+    """Generate for the held-out prompts and score them; with tools, whole multi-turn rollouts (kit.eval.rollout)."""
+    if recipe.toolbox:
+        from kit.eval.rollout import roll_out
+        from kit.tools.template import use_tool_template
+
+        if note := use_tool_template(tokenizer, getattr(tokenizer, "name_or_path", "the model")):
+            print(note)  # a base model scored with a run's adapter: its stock template, which cannot show tools
+        rollouts = roll_out(model, tokenizer, rows.to_list(), recipe.toolbox, sampling, sampling.max_tool_rounds,
+                            batch_size, lora_request)
+        return score_completions(recipe, rows, [r.messages for r in rollouts], tokenizer, name,
+                                 [r.environment for r in rollouts])
+    texts = generate(model, tokenizer, list(rows["prompt"]), sampling, batch_size=batch_size, lora_request=lora_request)
     return score(recipe, rows, texts, tokenizer, name)
 
 
 def score(recipe: Recipe, rows, texts: list[str], tokenizer, name: str) -> EvalResult:
-    """Each reward's mean over the completions, and the recipe's verdicts, from one call of each reward."""
+    """Single replies, scored: each is the completion [{"role": "assistant", "content": text}], as TRL hands it."""
+    return score_completions(recipe, rows, [[{"role": "assistant", "content": t}] for t in texts], tokenizer, name)
+
+
+def score_completions(recipe: Recipe, rows, completions: list[list[dict]], tokenizer, name: str,
+                      environments: list | None = None) -> EvalResult:
+    """Each reward's mean over the completions, and the recipe's verdicts, from one call of each reward.
+
+    An environment's get_reward() is reported beside the recipe's rewards, under the name TRL logs it by."""
     scoring = recipe.scoring or default_scoring(recipe.rewards)
     records = rows.to_list()
+    texts = [assistant_text(c) for c in completions]
     ids = [tokenizer(t, add_special_tokens=False).input_ids for t in texts]
     columns = {"prompts": list(rows["prompt"]), **{c: list(rows[c]) for c in rows.column_names if c != "prompt"},
                "completion_ids": ids}  # as TRL passes them, for rewards that count tokens
-    completions = [[{"role": "assistant", "content": t}] for t in texts]
+    if environments and environments[0] is not None:
+        columns["environments"] = environments
     computed = {r.fn: CheckedReward(r.fn).call(completions, columns, where=" in evaluation")
                 for r in recipe.rewards.rewards}
     verdicts = scoring.judge(completions, columns, computed)
-    lengths = [len(i) for i in ids]
+    rewards = {r.name: _finite_mean(computed[r.fn]) for r in recipe.rewards.rewards}
+    if recipe.toolbox.rewarded_by_environment:
+        rewards[recipe.toolbox.reward_name] = _finite_mean([e.get_reward() for e in environments])
+    shown = [transcript_text(c) for c in completions] if recipe.toolbox else texts
     return EvalResult(
         name=name,
-        n=len(texts),
+        n=len(completions),
         strict_accuracy=mean(verdicts.strict),
         lenient_accuracy=mean(verdicts.lenient),
         format_compliance=None if verdicts.formatted is None else mean(verdicts.formatted),
-        rewards={r.name: _finite_mean(computed[r.fn]) for r in recipe.rewards.rewards},
-        mean_length=mean(lengths),
-        samples=[{"prompt": r["prompt"][-1]["content"], "completion": t} for r, t in list(zip(records, texts))[:5]],
+        rewards=rewards,
+        mean_length=mean(len(i) for i in ids),
+        samples=[{"prompt": r["prompt"][-1]["content"], "completion": t} for r, t in list(zip(records, shown))[:5]],
+        tools=tool_stats(completions) if recipe.toolbox else None,
     )
+
+
+def assistant_text(completion: list[dict]) -> str:
+    """What the model wrote in a completion (its calls as their text): the tool results are not its tokens."""
+    import json
+
+    parts = []
+    for m in completion:
+        if m.get("role") == "tool":
+            continue
+        parts += [json.dumps(c.get("function", c)) for c in m.get("tool_calls") or []]
+        parts.append(str(m.get("content") or ""))
+    return "".join(parts)
 
 
 def _finite_mean(values: list) -> float:
@@ -79,10 +118,20 @@ def format_table(results: list[EvalResult]) -> str:
             ("mean length (tokens)", lambda r: f"{r.mean_length:.1f}")]
     for name in results[0].rewards:
         rows.append((f"reward {name}", lambda r, n=name: f"{r.rewards.get(n, float('nan')):.3f}"))
+    if results[0].tools is not None:
+        rows += [(title, lambda r, k=key, f=shape: "-" if r.tools is None else f(r.tools[k]))
+                 for title, key, shape in TOOL_ROWS]
     label = max(len(row[0]) for row in rows)
     lines = [f"{'n = ' + str(results[0].n):{label}}  " + "  ".join(f"{r.name:>{width}}" for r in results)]
     lines += [f"{title:{label}}  " + "  ".join(f"{get(r):>{width}}" for r in results) for title, get in rows]
     return "\n".join(lines)
+
+
+TOOL_ROWS = [("replies calling a tool", "calling", lambda v: _pct(v)),
+             ("tool calls per reply", "calls", lambda v: f"{v:.2f}"),
+             ("tool calls unparsed", "unparsed", lambda v: _pct(v)),
+             ("tool results errors", "tool_errors", lambda v: _pct(v)),
+             ("assistant turns", "turns", lambda v: f"{v:.2f}")]
 
 
 def _pct(value: float | None) -> str:

@@ -32,17 +32,22 @@ class Sampling:
     seed: int = 0
     min_new_tokens: int = 0  # benchmarks set it = max_new_tokens, so every run generates the same length
     chat_template_kwargs: dict = field(default_factory=dict)  # as in training: grpo.chat_template_kwargs
+    # with tools: rounds of tool calls, at most (grpo.max_tool_calling_iterations; None: no limit); max_new_tokens
+    # is then the budget of the whole multi-turn completion, as max_completion_length is in training
+    max_tool_rounds: int | None = 4
 
 
-def render(tokenizer, prompts: list[list[dict]], chat_template_kwargs: dict | None = None) -> list[str]:
-    return [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True, **(chat_template_kwargs or {}))
+def render(tokenizer, prompts: list[list[dict]], chat_template_kwargs: dict | None = None, tools=None) -> list[str]:
+    """Each prompt through the chat template, ready for the reply; `tools` (functions) are shown as schemas."""
+    return [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True, tools=tools or None,
+                                          **(chat_template_kwargs or {}))
             for p in prompts]
 
 
-def prompt_token_ids(tokenizer, prompts: list[list[dict]], chat_template_kwargs: dict | None = None
+def prompt_token_ids(tokenizer, prompts: list[list[dict]], chat_template_kwargs: dict | None = None, tools=None
                      ) -> list[list[int]]:
     """The rendered prompts as token ids: the chat template already holds BOS and the turn markers."""
-    texts = render(tokenizer, prompts, chat_template_kwargs)
+    texts = render(tokenizer, prompts, chat_template_kwargs, tools)
     return [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
 
 
@@ -96,29 +101,65 @@ def generate_vllm(model, tokenizer, prompts, sampling: Sampling, lora_request=No
 
 
 def generate_hf(model, tokenizer, prompts, sampling: Sampling, batch_size: int, progress: bool) -> list[str]:
+    ids = prompt_token_ids(tokenizer, prompts, sampling.chat_template_kwargs)
+    return tokenizer.batch_decode(generate_hf_ids(model, tokenizer, ids, sampling, batch_size, progress),
+                                  skip_special_tokens=True)
+
+
+def generate_ids(model, tokenizer, prompt_ids: list[list[int]], sampling: Sampling, batch_size: int = 32,
+                 lora_request=None, progress: bool = True) -> list[list[int]]:
+    """Completions as token ids for prompts already rendered (multi-turn rollouts, kit.tools.rollout): each up
+    to and with its first end-of-turn token, as TRL's trainer hands them to its parser."""
+    if isinstance(model, VllmEngine):
+        return [until_eos(ids, tokenizer) for ids in model.generate(prompt_ids, sampling, lora_request, progress)]
+    if uses_vllm(model):  # Unsloth's engine during a GPU run
+        from vllm import SamplingParams
+
+        params = SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p, seed=sampling.seed,
+                                max_tokens=sampling.max_new_tokens, min_tokens=sampling.min_new_tokens)
+        outputs = model.fast_generate([{"prompt_token_ids": ids} for ids in prompt_ids], sampling_params=params,
+                                      lora_request=lora_request)
+        return [until_eos(list(output.outputs[0].token_ids), tokenizer) for output in outputs]
+    return generate_hf_ids(model, tokenizer, prompt_ids, sampling, batch_size, progress)
+
+
+def until_eos(ids: list[int], tokenizer) -> list[int]:
+    """The ids up to and with the first end-of-sequence token; the padding after it dropped."""
+    eos = tokenizer.eos_token_id
+    return ids[: ids.index(eos) + 1] if eos in ids else ids
+
+
+def generate_hf_ids(model, tokenizer, prompt_ids: list[list[int]], sampling: Sampling, batch_size: int,
+                    progress: bool) -> list[list[int]]:
+    """transformers generate, batched, prompts padded on the left (generation continues at the right edge)."""
     import torch
 
-    texts = render(tokenizer, prompts, sampling.chat_template_kwargs)
-    side, tokenizer.padding_side = tokenizer.padding_side, "left"  # generation continues at the right edge
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     torch.manual_seed(sampling.seed)
     was_training = model.training
     model.eval()
-    results: list[str] = []
+    results: list[list[int]] = []
     try:
-        batches = range(0, len(texts), batch_size)
+        batches = range(0, len(prompt_ids), batch_size)
         for start in tqdm(batches, desc="generate", unit="batch", disable=not progress or len(batches) < 2):
-            batch = tokenizer(texts[start : start + batch_size], return_tensors="pt", padding=True,
-                              add_special_tokens=False).to(model.device)
+            input_ids, attention_mask = left_padded(prompt_ids[start : start + batch_size], pad, model.device)
             with torch.no_grad():
-                out = model.generate(**batch, max_new_tokens=sampling.max_new_tokens, pad_token_id=pad,
+                out = model.generate(input_ids=input_ids, attention_mask=attention_mask,
+                                     max_new_tokens=sampling.max_new_tokens, pad_token_id=pad,
                                      min_new_tokens=sampling.min_new_tokens,
                                      do_sample=sampling.temperature > 0, use_cache=True,
                                      **({"temperature": sampling.temperature, "top_p": sampling.top_p}
                                         if sampling.temperature > 0 else {}))
-            new_tokens = out[:, batch["input_ids"].shape[1]:]  # [batch, new]
-            results += tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+            results += [until_eos(row, tokenizer) for row in out[:, input_ids.shape[1]:].tolist()]  # the new tokens
     finally:
-        tokenizer.padding_side = side
         model.train(was_training)
     return results
+
+
+def left_padded(batch: list[list[int]], pad: int, device):
+    import torch
+
+    width = max(len(ids) for ids in batch)
+    input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids in batch], device=device)
+    attention_mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in batch], device=device)
+    return input_ids, attention_mask

@@ -20,6 +20,7 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from kit.rewards.text import completion_text
+from kit.tools.stats import tool_stats, transcript_text
 
 
 @dataclass
@@ -32,8 +33,10 @@ class Diagnostic:
 class HealthMonitor:
     """Pure logic: feed it TRL's logged metrics step by step; it says what started going wrong."""
 
-    def __init__(self, beta: float = 0.0, window: int = 20, ranges: dict[str, tuple] | None = None):
+    def __init__(self, beta: float = 0.0, window: int = 20, ranges: dict[str, tuple] | None = None,
+                 tools: bool = False):
         self.beta = beta
+        self.tools = tools  # the recipe has tools: watch how the model uses them (tools/* from ToolStats)
         self.window = window
         self.ranges = ranges or {}  # reward name -> its documented (low, high); [0, 1] when not known
         self.history: deque[dict] = deque(maxlen=window)
@@ -88,6 +91,8 @@ class HealthMonitor:
             yield f"not_finite:{name}", (f"reward {name} returned NaN or inf for {fraction:.0%} of completions: TRL "
                                          "counts those as 'does not apply', so they teach nothing. Fix the reward: "
                                          "return a number, or None where it does not apply.")
+        if self.tools:
+            yield from tool_checks(recent)
         for name in _reward_names(logs):
             means = [m.get(f"rewards/{name}/mean") for m in last]
             stds = [m.get(f"rewards/{name}/std") for m in last]
@@ -96,6 +101,28 @@ class HealthMonitor:
                 if level:
                     yield f"stuck:{name}", (f"reward {name} stuck at its {level} ({means[-1]:g}) for 5 steps: it gives "
                                             "no signal; soften it, reweight it, or drop it.")
+
+
+def tool_checks(recent: list[dict]):
+    """The model's use of its tools over the last 5 logged steps, from the tools/* metrics ToolStats adds."""
+    last = [m for m in recent if "tools/calling" in m][-5:]
+    if len(last) < 5:
+        return
+    calling = _mean(m["tools/calling"] for m in last)
+    earlier = [m["tools/calling"] for m in recent if "tools/calling" in m][:-5]
+    if calling == 0 and earlier and max(earlier) >= 0.25:
+        yield "tools_stopped", (f"the model stopped calling tools: none of the last 5 steps' completions calls one "
+                                f"(up to {max(earlier):.0%} did before). A reward may pay answers without the tool "
+                                "as well: check the samples, and pay for the outcome the tool makes possible.")
+    elif calling == 0:
+        yield "tools_unused", ("no completion calls a tool (last 5 steps): the model does not know the tool format. "
+                               "Start with a warm start on tool-call transcripts (stages: [sft, grpo], an sft_target "
+                               "that returns the messages), or use a model trained for tool calls.")
+    unparsed = _mean(m.get("tools/unparsed", 0.0) for m in last)
+    if unparsed > 0.5:
+        yield "tools_unparsed", (f"{unparsed:.0%} of completions write a tool call that does not parse (last 5 "
+                                 "steps), so no tool runs: the call must be <tool_call>{\"name\": ..., "
+                                 "\"arguments\": {...}}</tool_call>, as the chat template shows; see samples.jsonl.")
 
 
 def _extreme(value: float, low: float | None, high: float | None) -> str | None:
@@ -176,14 +203,41 @@ class SampleLogger(TrainerCallback):
         picks = sorted(self.rng.sample(range(total), min(self.count, total)))
         with self.path.open("a") as f:
             for i in picks:
+                completion = recorded["completion"][i]
                 sample = {"step": state.global_step, "prompt": completion_text(recorded["prompt"][i]),
-                          "completion": completion_text(recorded["completion"][i]),
+                          "completion": completion_text(completion),
+                          **({"transcript": completion} if has_tool_turns(completion) else {}),
                           **self.rows_by_prompt.get(prompt_key(recorded["prompt"][i]), {}),
                           "rewards": {name: values[i] for name, values in recorded["rewards"].items()}}
                 f.write(json.dumps(sample) + "\n")
                 rewards = " ".join(f"{n}={v:.2g}" for n, v in sample["rewards"].items())
-                text = " ".join(sample["completion"].split())
+                shown = transcript_text(completion) if "transcript" in sample else sample["completion"]
+                text = " ".join(shown.split())
                 say(f"sample (step {state.global_step}): {text[:90]!r}  {rewards}")
+
+
+class ToolStats(TrainerCallback):
+    """Adds what the latest batch did with its tools (kit.tools.stats: tools/calling, tools/unparsed,
+    tools/turns) to each step's logs, before the metrics file and the health checks read them.
+
+    TRL logs tools/call_frequency and tools/failure_frequency itself; a call that does not parse it counts
+    as a plain answer, so that share is the kit's to count."""
+
+    def __init__(self):
+        self.trainer = None
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if self.trainer is None or logs is None or "reward" not in logs:
+            return
+        transcripts = [c for c in self.trainer._logs["completion"] if isinstance(c, list)]
+        stats = tool_stats(transcripts)
+        logs.update({f"tools/{name}": stats[name] for name in ("calling", "unparsed", "turns") if name in stats})
+
+
+def has_tool_turns(completion) -> bool:
+    """A completion with tool calls or results in it (samples.jsonl then keeps the whole transcript)."""
+    return isinstance(completion, list) and any(
+        isinstance(m, dict) and (m.get("role") == "tool" or m.get("tool_calls")) for m in completion)
 
 
 def prompt_key(prompt) -> str:

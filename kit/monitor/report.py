@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from kit.outputs import RunDir
+from kit.tools.stats import transcript_text
 
 
 def write_report(out: RunDir | Path, timings: dict[str, float], eval_table: str | None) -> Path:
@@ -86,7 +87,8 @@ def sample_lines(out: RunDir) -> list[str]:
         for s in (s for s in samples if s["step"] == step):
             # TRL logs a reward that does not apply to a row (None) as NaN: left out either way
             rewards = ", ".join(f"{k} {v:.2g}" for k, v in s["rewards"].items() if v is not None and v == v)
-            lines += [f"- prompt: `{_short(s['prompt'])}`", f"  completion: `{_short(s['completion'])}`",
+            completion = transcript_text(s["transcript"]) if "transcript" in s else s["completion"]
+            lines += [f"- prompt: `{_short(s['prompt'])}`", f"  completion: `{_short(completion, 400)}`",
                       f"  rewards: {rewards}"]
         lines.append("")
         if steps[0] == steps[-1]:

@@ -68,7 +68,8 @@ class RewardBundle:
 
     def columns_needed(self) -> dict[str, list[str]]:
         """Dataset columns each reward takes by name (its parameters without defaults)."""
-        ignored = {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric"}
+        ignored = {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric",
+                   "environments"}  # TRL's own arguments, not dataset columns
         needed = {}
         for r in self.rewards:
             params = inspect.signature(r.fn).parameters.values()

@@ -59,16 +59,34 @@ def load_samples(path: str | None, shipped: list[dict], recipe_name: str) -> lis
     return samples
 
 
-NOT_COLUMNS = ("completion", "label", "step", "rewards")  # samples.jsonl's own keys, not dataset columns
+NOT_COLUMNS = ("completion", "transcript", "label", "step", "rewards")  # samples.jsonl's own keys, not columns
 
 
-def run_bundle(bundle: RewardBundle, samples: list[dict]) -> list[RewardRun]:
-    completions = [s["completion"] for s in samples]
+def run_bundle(bundle: RewardBundle, samples: list[dict], toolbox=None) -> list[RewardRun]:
+    """Every reward on every sample. A sample's completion is its text or its messages (samples.jsonl keeps a
+    tool-using one's whole transcript); with an environment (a kit.tools.Toolbox's), each sample's tool calls
+    are replayed on a fresh one, which rewards get as `environments`, and its get_reward() is a row too."""
+    completions = [s.get("transcript", s["completion"]) for s in samples]
     columns = {key: [s.get(key) for s in samples] for s in samples for key in s if key not in NOT_COLUMNS}
-    runs = [run_one(reward, completions, columns) for reward in bundle.rewards]
+    rewards = list(bundle.rewards)
+    if toolbox is not None and toolbox.environment is not None:
+        rows = [{k: v[i] for k, v in columns.items()} for i in range(len(samples))]
+        columns["environments"] = [toolbox.replay(row, c) for row, c in zip(rows, completions)]
+        if toolbox.rewarded_by_environment:
+            rewards.append(Reward(environment_reward(toolbox.reward_name), 1.0))
+    runs = [run_one(reward, completions, columns) for reward in rewards]
     for run in runs:
         run.warnings += training_mismatch(run, samples)
     return runs
+
+
+def environment_reward(name: str):
+    """An environment's get_reward() as a reward function, under the name TRL gives it."""
+    def reward(completions, environments, **kwargs) -> list[float]:
+        return [e.get_reward() for e in environments]
+
+    reward.__name__ = name
+    return reward
 
 
 def training_mismatch(run: RewardRun, samples: list[dict]) -> list[str]:

@@ -105,11 +105,12 @@ def first_failing_row(fn, completions, kwargs: dict) -> int:
     return 0  # it fails only on the whole batch: show the first
 
 
-def try_on_empty_completions(funcs: list, rows) -> None:
+def try_on_empty_completions(funcs: list, rows, toolbox=None) -> None:
     """Each reward once on empty completions of the first two rows, as TRL will call it; before any writing.
 
     Only what no completion can excuse is checked here (raising, a wrong count or type): an empty
-    completion may well be one a reward does not apply to.
+    completion may well be one a reward does not apply to. With an environment, each row gets a fresh one,
+    reset with the row, as `environments`.
     """
     from transformers import TrainerState
 
@@ -119,6 +120,8 @@ def try_on_empty_completions(funcs: list, rows) -> None:
     kwargs = {"prompts": sample["prompt"], "completion_ids": [[] for _ in completions], **columns,
               "trainer_state": TrainerState(), "log_extra": lambda *a, **k: None,
               "log_metric": lambda *a, **k: None}
+    if toolbox is not None and toolbox.environment is not None:
+        kwargs["environments"] = [toolbox.episode(row).environment for row in sample]
     for fn in funcs:
         base = fn.fn if isinstance(fn, AdaptiveWeight) else fn  # a trial call must not move its multiplier
         CheckedReward(base).call(completions, kwargs, where=" of empty completions tried before training")

@@ -87,9 +87,11 @@ class Scoring:
         return Verdicts(passes(self.strict), passes(self.lenient),
                         None if self.formatted is None else passes(self.formatted))
 
-    def verdict(self, text: str, row: dict) -> Verdict:
-        """One reply to one dataset row, judged (for tests and `kit rewards check`)."""
-        completion = [{"role": "assistant", "content": text}]  # the form TRL hands rewards in training
+    def verdict(self, text: str | list[dict], row: dict) -> Verdict:
+        """One reply (its text, or with tools the completion's messages) to one dataset row, judged (for tests
+        and `kit rewards check`)."""
+        # the form TRL hands rewards in training
+        completion = text if isinstance(text, list) else [{"role": "assistant", "content": text}]
         columns = {k: [v] for k, v in row.items() if k != "prompt"}
         if "prompt" in row:
             columns["prompts"] = [row["prompt"]]

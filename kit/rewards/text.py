@@ -6,11 +6,13 @@ from typing import Any
 
 
 def completion_text(completion: Any) -> str:
-    """Text of one completion: a plain string, or a list of chat messages (the last one's content)."""
+    """Text of one completion: a plain string, or a list of chat messages (the last assistant turn's content:
+    with tools, a completion is the assistant's turns and the tool results between them)."""
     if isinstance(completion, str):
         return completion
     if isinstance(completion, list) and completion:
-        return _message_text(completion[-1])
+        replies = [m for m in completion if not (isinstance(m, dict) and m.get("role") == "tool")]
+        return _message_text(replies[-1]) if replies else ""
     if isinstance(completion, dict):
         return _message_text(completion)
     return ""

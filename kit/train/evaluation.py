@@ -68,7 +68,8 @@ def evaluate_held_out(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, na
 def evaluate_held_out_here(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, name: str):
     print(f"eval: scoring {len(rows)} held-out prompts ({name} training)")
     sampling = Sampling(max_new_tokens=cfg.eval.max_new_tokens or cfg.grpo.max_completion_length, seed=cfg.seed,
-                        chat_template_kwargs=cfg.grpo.chat_template_kwargs or {})
+                        chat_template_kwargs=cfg.grpo.chat_template_kwargs or {},
+                        max_tool_rounds=cfg.grpo.max_tool_calling_iterations)
     return evaluate(model, tokenizer, recipe, rows, sampling, name, lora_request=live_adapter_request(model),
                     batch_size=cfg.eval.batch_size)
 

@@ -45,8 +45,9 @@ def prepare_run(cfg: RunConfig, recipe: Recipe) -> PreparedRun:
     """Check everything that needs no model. The kit's tiny model, if used, is built here once."""
     rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
     rows = load_rows(recipe, cfg.data, rewards)
-    sandbox = prepare_code_rewards(cfg.code_isolation, rewards.funcs, rows)
-    try_on_empty_completions(rewards.funcs, rows)
+    # a Python tool runs model code too: the same sandbox check
+    sandbox = prepare_code_rewards(cfg.code_isolation, [*rewards.funcs, *recipe.toolbox.functions()], rows)
+    try_on_empty_completions(rewards.funcs, rows, recipe.toolbox)
     held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
     if cfg.eval.n and cfg.eval.holdout and holds_out_of_training(cfg.data.path, cfg.eval.path):
         rows, held_out = split_off_held_out(rows, cfg.eval.holdout, cfg.eval.n, cfg.seed, cfg.data.path)

@@ -36,7 +36,8 @@ def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint,
     out, resumed = run.out, checkpoint is not None
     announce(cfg, recipe, out, run.sandbox)
     model, tokenizer = loader.load_model(cfg.model, cfg.seed, sharded=cfg.launch.launcher in SHARDED)
-    dataset = drop_long_prompts(run.rows, tokenizer, cfg.data.max_prompt_length)
+    tools = prepare_tools(cfg, recipe, tokenizer)
+    dataset = drop_long_prompts(run.rows, tokenizer, cfg.data.max_prompt_length, tools)
     start_output(cfg, run, checkpoint)  # after the checks that need the model: a refused run writes nothing
     timings = {"load": seconds_since_start()}
     inputs = StageInputs(cfg, recipe, run.rewards, out, dataset, model, tokenizer, checkpoint, plan)
@@ -63,6 +64,18 @@ def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint,
     result = RunResult(out.root, saved.written, saved.failed, seconds_since_start())
     print_summary(cfg, result)
     return result
+
+
+def prepare_tools(cfg: RunConfig, recipe: Recipe, tokenizer) -> list:
+    """With a recipe's tools: a chat template that shows them (said when the kit supplies it); their functions."""
+    if not recipe.toolbox:
+        return []
+    from kit.tools.template import use_tool_template
+
+    note = use_tool_template(tokenizer, cfg.model.name)
+    if note and ranks.is_main():
+        print(note)
+    return recipe.toolbox.functions()
 
 
 def start_output(cfg: RunConfig, run: PreparedRun, checkpoint) -> None:

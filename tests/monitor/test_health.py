@@ -102,3 +102,33 @@ def test_stuck_reward_is_judged_by_its_documented_range():
     assert stuck_at(0.0, penalty) == []  # nothing overlong: its best value, not a dead reward
     assert any("stuck at its minimum (-1)" in m for m in stuck_at(-1.0, penalty))
     assert any("stuck at its minimum (0)" in m for m in stuck_at(0.0, {}))  # unknown range: [0, 1]
+
+
+def with_tools(step: int, calling: float, unparsed: float = 0.0) -> dict:
+    return {**healthy(step), "tools/calling": calling, "tools/unparsed": unparsed, "tools/turns": 1 + calling}
+
+
+def run_tools(stream):
+    monitor = HealthMonitor(beta=0.04, window=20, tools=True)
+    return [(d.code, d.step) for step, logs in enumerate(stream, 1) for d in monitor.observe(step, logs)]
+
+
+def test_tool_use_that_goes_well_is_quiet():
+    assert run_tools([with_tools(s, 0.8) for s in range(30)]) == []
+
+
+def test_no_completion_calling_a_tool_is_said():
+    assert run_tools([with_tools(s, 0.0) for s in range(8)]) == [("tools_unused", 5)]
+
+
+def test_a_model_that_stops_calling_tools_is_told_apart_from_one_that_never_did():
+    stream = [with_tools(s, 0.6) for s in range(6)] + [with_tools(s, 0.0) for s in range(6, 12)]
+    assert run_tools(stream) == [("tools_stopped", 11)]
+
+
+def test_most_tool_calls_failing_to_parse_is_said():
+    assert run_tools([with_tools(s, 0.1, unparsed=0.7) for s in range(6)]) == [("tools_unparsed", 5)]
+
+
+def test_without_tools_the_tool_checks_stay_off():
+    assert run([with_tools(s, 0.0, unparsed=0.9) for s in range(10)]) == []

@@ -87,3 +87,12 @@ def test_samples_from_a_run_are_checked_against_the_values_given_in_training():
     warnings = run_bundle(RewardBundle((answer_match, 1.0)), logged)[0].warnings
     assert warnings == [("gave 1 of 2 samples another value than during training (first: 1.0 then, 0.0 now): "
                          "the reward is not deterministic, or its code or the data changed since")]
+
+
+def test_an_environment_recipe_replays_each_transcript_and_shows_get_reward():
+    result = rewards_check("guess_number")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "HiddenNumber x1" in lines[0]
+    assert next(line for line in lines if line.startswith("binary search")).split()[-4:] == ["1", "1", "1", "1.20"]
+    assert next(line for line in lines if line.startswith("named without guessing")).split()[-2:] == ["0", "0.20"]

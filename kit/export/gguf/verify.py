@@ -6,6 +6,9 @@ Checks (required ones decide the exit code):
                        rendered chat turns with their special tokens
   template   required  the chat template is in the GGUF metadata, identical to the tokenizer's
   eos        required  the GGUF's end-of-sequence token is the model's (else generation never stops)
+  tools      required where the template shows tool calls: a tool-calling conversation rendered from the
+             GGUF's own template by llama-cpp-python's chat formatter is the same text, and llama.cpp's
+             tokens of it are the same ids, as transformers renders and tokenizes it
   greedy     required for f16 / bf16 / q8_0: greedy continuations of a few prompts match token for token,
              or first differ where the reference itself nearly ties (its two candidates within NEAR_TIE of
              its largest logit, 3% for q8_0: rounding picks either); reported for lower-bit quantizations
@@ -64,6 +67,7 @@ def verify(path: Path, quant: str, ref: Reference) -> Verification:
     try:
         result = Verification(file=path.name, quant=quant)
         result.checks += [check_tokenizer(llm, ref), check_template(llm, ref), check_eos(llm, ref)]
+        result.checks += [check for check in [check_tool_turns(llm, ref)] if check is not None]
         result.checks += check_outputs(llm, ref, required=quant in EXACT, near_tie=near_tie_for(quant))
         return result
     finally:
@@ -100,6 +104,35 @@ def check_template(llm, ref: Reference) -> Check:
         return Check("template", False, True, "no tokenizer.chat_template in the GGUF metadata")
     same = stored == ref.tokenizer.chat_template
     return Check("template", same, True, "identical to the tokenizer's" if same else "differs from the tokenizer's")
+
+
+def check_tool_turns(llm, ref: Reference) -> Check | None:
+    """A tool-calling conversation, as llama.cpp's side renders it from the GGUF and as transformers does;
+    None (not checked) for a template that cannot show tool calls."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+    from transformers.utils import get_json_schema
+
+    from kit.tools.template import PROBE_CONVERSATION, probe_tool, supports_tools
+
+    if not supports_tools(ref.tokenizer):
+        return None
+    expected = ref.tokenizer.apply_chat_template(PROBE_CONVERSATION, tools=[probe_tool], add_generation_prompt=True,
+                                                 tokenize=False)
+    token_text = lambda i: llm.detokenize([i], special=True).decode(errors="replace")  # noqa: E731
+    formatter = Jinja2ChatFormatter(llm.metadata.get("tokenizer.chat_template") or "",
+                                    eos_token=token_text(llm.token_eos()), bos_token=token_text(llm.token_bos()))
+    try:
+        got = formatter(messages=PROBE_CONVERSATION, tools=[get_json_schema(probe_tool)]).prompt
+    except Exception as err:  # noqa: BLE001  (a template llama.cpp's side cannot render fails the check)
+        return Check("tools", False, True, f"the GGUF's template raised on a tool-calling conversation: {err}")
+    if got != expected:
+        at = common_prefix(list(got), list(expected))
+        return Check("tools", False, True, f"a tool-calling conversation renders differently from character {at}: "
+                                           f"GGUF {got[at:at + 40]!r}, transformers {expected[at:at + 40]!r}")
+    same_ids = llm.tokenize(got.encode(), add_bos=False, special=True) == ref.tokenizer(
+        expected, add_special_tokens=False).input_ids
+    return Check("tools", same_ids, True, "a tool-calling conversation renders to the same text and tokens" if same_ids
+                 else "a tool-calling conversation renders to the same text, but llama.cpp tokenizes it differently")
 
 
 def check_eos(llm, ref: Reference) -> Check:
@@ -176,7 +209,7 @@ def common_prefix(a: list[int], b: list[int]) -> int:
 
 
 def print_table(results: list[Verification]) -> None:
-    names = ["tokenizer", "template", "eos", "greedy", "logits"]
+    names = ["tokenizer", "template", "eos", "tools", "greedy", "logits"]
     width = max(len(r.file) for r in results)
     print(f"{'file':{width}}  " + "  ".join(f"{n:9}" for n in names) + "  verdict")
     for r in results:

@@ -13,6 +13,7 @@ from kit.models import loader  # imports Unsloth, which must patch TRL before TR
 from kit.outputs import RunDir, write_run_section
 from kit.rewards.bundle import RewardBundle
 from kit.rewards.guard import CheckedReward
+from kit.tools.toolbox import Toolbox
 from kit.train.checkpoints import trained_to_plan
 from kit.train.stages.contract import StageInputs
 from kit.train.stages.settings import checked_extra
@@ -104,7 +105,8 @@ def train(inputs: StageInputs, args, stopper):
     from kit.train.resume import SaveEveryMinutes
 
     cfg, out, checkpoint = inputs.cfg, inputs.out, inputs.checkpoint
-    trainer = build_trainer(cfg, args, inputs.model, inputs.tokenizer, inputs.rows, inputs.rewards, out)
+    trainer = build_trainer(cfg, args, inputs.model, inputs.tokenizer, inputs.rows, inputs.rewards, out,
+                            inputs.recipe.toolbox)
     if ranks.is_main():
         write_run_section(out.run_file, "trainer", {"grpo": held_settings(cfg, trainer.args)})
     if checkpoint is not None and trained_to_plan(cfg.grpo.max_steps, checkpoint):
@@ -126,22 +128,28 @@ def train(inputs: StageInputs, args, stopper):
     return trainer
 
 
-def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: RewardBundle, out: RunDir | Path):
-    """TRL's GRPOTrainer with the kit's callbacks: metrics file, health checks, samples, per-rank counts."""
+def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: RewardBundle, out: RunDir | Path,
+                  toolbox: Toolbox | None = None):
+    """TRL's GRPOTrainer with the kit's callbacks: metrics file, health checks, samples, per-rank counts.
+
+    A recipe's tools or environment go to TRL as they are: its trainer runs the multi-turn loop."""
     from trl import GRPOTrainer
 
     from kit.monitor.console import use_step_lines
     from kit.monitor.finite import FiniteGuard
-    from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger
+    from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger, ToolStats
     from kit.monitor.metrics import MetricsFile
     from kit.rewards.check import documented_range
 
-    out = RunDir(out)
+    out, toolbox = RunDir(out), toolbox or Toolbox()
     read = sorted({c for columns in rewards.columns_needed().values() for c in columns if c != "prompt"})
     samples = SampleLogger(out.samples, cfg.monitor.sample_every, cfg.monitor.samples, cfg.seed, dataset, read)
     ranges = {r.name: documented_range(r.fn) for r in rewards.rewards}
-    health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window, ranges), out.diagnostics)
-    callbacks = [MetricsFile(out.metrics), health, FiniteGuard("grpo", cfg.grpo.learning_rate)]
+    health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window, ranges, tools=bool(toolbox)),
+                            out.diagnostics)
+    tool_stats = ToolStats() if toolbox else None  # first: it adds tools/* to the logs the others read
+    callbacks = [*filter(None, [tool_stats]), MetricsFile(out.metrics), health,
+                 FiniteGuard("grpo", cfg.grpo.learning_rate)]
     callbacks += [samples] if cfg.monitor.samples else []
     funcs = [CheckedReward(fn) for fn in rewards.funcs]  # a broken reward stops the run with one line
     if ranks.in_worker():  # every rank counts what it did; rank 0 writes it all to OUT/distributed.json
@@ -150,8 +158,10 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
         funcs = [CountedReward(funcs[0]), *funcs[1:]]
         callbacks.append(RankReport(out.distributed, funcs[0], cfg.launch.launcher))
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=funcs, args=args,
-                          train_dataset=dataset, callbacks=callbacks)
+                          train_dataset=dataset, callbacks=callbacks, **toolbox.trainer_arguments())
     samples.trainer = trainer
+    if tool_stats:
+        tool_stats.trainer = trainer
     use_step_lines(trainer, "grpo")  # one line a step; the whole dict is in metrics.jsonl (and shown with -v)
     return trainer
 

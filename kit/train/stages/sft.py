@@ -20,10 +20,29 @@ KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed", "save_s
 
 
 def sft_dataset(recipe: Recipe, rows):
-    """Prompt-completion rows in chat format: the prompt as is, the worked answer as the assistant turn."""
+    """Prompt-completion rows in chat format: the prompt as is, the worked answer as the completion.
+
+    A target is the assistant's text, or (with tools) the completion's messages; the tools' schemas go with
+    each row, so the warm start sees the prompt GRPO will (TRL's SFTTrainer renders a `tools` column)."""
     if recipe.sft_target is None:
         raise KitError(f"stages has sft, but recipe '{recipe.name}' defines no sft_target(row) -> str to learn from")
-    return rows.map(lambda row: {"completion": [{"role": "assistant", "content": recipe.sft_target(row)}]})
+    tools = schemas_json(recipe.toolbox.functions()) if recipe.toolbox else None
+
+    def worked(row: dict) -> dict:
+        target = recipe.sft_target(row)
+        completion = target if isinstance(target, list) else [{"role": "assistant", "content": target}]
+        return {"completion": completion, **({"tools": tools} if tools else {})}
+
+    return rows.map(worked)
+
+
+def schemas_json(functions: list) -> str:
+    """The tools as JSON schemas in one string: rows of an Arrow table cannot hold schemas of different shapes."""
+    import json
+
+    from transformers.utils import get_json_schema
+
+    return json.dumps([get_json_schema(fn) for fn in functions])
 
 
 def arguments(inputs: StageInputs):

@@ -1,0 +1,103 @@
+"""A recipe's tools: checked at load with one clear message, called by TRL's rules, environments reset per rollout."""
+
+import types
+
+import pytest
+
+from kit.errors import KitError
+from kit.recipe import recipe_from_module
+from kit.recipes.guess_number import HiddenNumber, sft_target
+from kit.rewards import RewardBundle
+from kit.tools.toolbox import Toolbox
+
+
+def multiply(a: int, b: int) -> int:
+    """Multiply two numbers.
+
+    Args:
+        a: the first number
+        b: the second number
+    """
+    return a * b
+
+
+def divide(a: int, b: int) -> float:
+    """Divide a by b.
+
+    Args:
+        a: the dividend
+        b: the divisor
+    """
+    if b == 0:
+        raise ValueError("cannot divide by zero")
+    return a / b
+
+
+def call(name: str, **arguments) -> dict:
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def test_a_tool_call_is_answered_with_its_result():
+    episode = Toolbox((multiply,)).episode({})
+    assert episode.call([call("multiply", a=3, b=4)]) == [{"role": "tool", "name": "multiply", "content": "12"}]
+
+
+def test_a_tool_that_raises_or_does_not_exist_is_a_result_the_model_reads():
+    episode = Toolbox((multiply, divide)).episode({})
+    results = episode.call([call("divide", a=1, b=0), call("nope"), call("multiply", a=1)])
+    assert [r["content"] for r in results[:2]] == ["{'error': 'cannot divide by zero'}",
+                                                   "{'error': 'Tool nope not found.'}"]
+    assert results[2]["content"].startswith("{'error': ") and "missing 1 required positional argument" in \
+        results[2]["content"]
+
+
+def test_a_tool_without_a_docstring_is_refused_at_recipe_load():
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with pytest.raises(KitError, match="tool 'add' cannot be shown to the model.*Args: line"):
+        Toolbox((add,), source="mine").check()
+
+
+class NoReset:
+    def move(self, to: str) -> str:
+        """Move.
+
+        Args:
+            to: where
+        """
+        return to
+
+
+class OnlyReset:
+    def reset(self, **row):
+        return None
+
+
+@pytest.mark.parametrize("environment, message", [
+    (NoReset, "has no reset"), (OnlyReset, "has no public methods besides reset"), (HiddenNumber(), "must be a class")])
+def test_an_environment_trl_would_refuse_is_refused_at_recipe_load(environment, message):
+    with pytest.raises(KitError, match=message):
+        Toolbox(environment=environment, source="mine").check()
+
+
+def test_each_episode_gets_a_fresh_environment_reset_with_its_row():
+    box = Toolbox(environment=HiddenNumber)
+    first, second = box.episode({"secret": 7, "prompt": []}), box.episode({"secret": 9, "prompt": []})
+    assert first.environment is not second.environment and list(first.tools) == ["guess"]
+    assert first.call([call("guess", number=7)])[0]["content"] == "correct: it is 7"
+    assert second.environment.guesses == 0 and not second.environment.solved
+
+
+def test_replaying_a_transcript_gives_the_environment_its_state():
+    game = Toolbox(environment=HiddenNumber).replay({"secret": 37}, sft_target({"secret": 37}))
+    assert game.solved and game.guesses == 6 and game.get_reward() == 1.0
+
+
+def test_a_recipe_with_both_tools_and_an_environment_is_refused():
+    module = types.ModuleType("mine")
+    module.prepare = lambda split, source: None
+    module.REWARDS = RewardBundle((lambda completions, **kw: [0.0] * len(completions), 1.0))
+    module.TOOLS, module.ENVIRONMENT = [multiply], HiddenNumber
+    with pytest.raises(KitError, match="defines both TOOLS and ENVIRONMENT"):
+        recipe_from_module(module, "mine")
