@@ -85,7 +85,7 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
     sandbox = prepare_code_rewards(run.get("code_isolation", "auto"),
                                    [*recipe.rewards.funcs, *recipe.toolbox.functions()], rows)
     if sandbox:
-        print(f"eval: code rewards run in the sandbox: {sandbox}")
+        print(f"eval: model code (code rewards, a Python tool) runs in the sandbox: {sandbox}")
     tokens = max_new_tokens or (run.get("grpo") or {}).get("max_completion_length") or \
         recipe.defaults.get("grpo", {}).get("max_completion_length", DEFAULT_COMPLETION_TOKENS)
     template_options = (run.get("grpo") or {}).get("chat_template_kwargs") or {}  # the run's, e.g. enable_thinking

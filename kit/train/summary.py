@@ -47,7 +47,7 @@ def announce(cfg: RunConfig, recipe: Recipe, out: RunDir, sandbox: str | None = 
               f"For a real run on a GPU: make train RECIPE={shlex.quote(cfg.recipe)} PROFILE=full"
               f"{' DATA=' + shlex.quote(cfg.data.path) if cfg.data.path not in (None, SAMPLE_DATA) else ''}")
     if sandbox:
-        print(f"run: code rewards run in the sandbox: {sandbox}")
+        print(f"run: model code (code rewards, a Python tool) runs in the sandbox: {sandbox}")
 
 
 def print_summary(cfg: RunConfig, result: RunResult) -> None:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kit.recipes import known_recipes
+from kit.recipes import known_recipes, load_recipe
 from tests.e2e.cli import check_run_layout, kit, make
 
 pytestmark = pytest.mark.slow
@@ -29,9 +29,23 @@ def test_smoke_run_then_kit_eval(recipe, tmp_path):
     assert "n = 4" in table and "strict accuracy" in table and "lenient accuracy" in table, table[-2000:]
     for reward in load_reward_names(recipe):
         assert f"reward {reward}" in table, (reward, table[-2000:])
+    if load_recipe(recipe).toolbox:
+        check_tool_template_round_trip(out, trained.stdout, table)
+
+
+def check_tool_template_round_trip(out, trained: str, table: str) -> None:
+    """A tool recipe on the tiny model: the kit's tool template was put in and said, saved with the merged
+    model, carried into the GGUF (its `tools` check renders a tool call there), and the eval counts tool use."""
+    from transformers import AutoTokenizer
+
+    from kit.tools.template import CHATML_TOOL_TEMPLATE
+
+    assert "using the kit's ChatML tool template" in trained
+    assert AutoTokenizer.from_pretrained(out / "merged").chat_template == CHATML_TOOL_TEMPLATE
+    verdicts = json.loads((out / "gguf" / "verification.json").read_text())
+    assert verdicts and all(any(c["name"] == "tools" and c["passed"] for c in v["checks"]) for v in verdicts)
+    assert "replies calling a tool" in table and "assistant turns" in table
 
 
 def load_reward_names(recipe: str) -> list[str]:
-    from kit.recipes import load_recipe
-
     return load_recipe(recipe).rewards.names

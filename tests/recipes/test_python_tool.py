@@ -31,3 +31,16 @@ def test_the_answer_is_paid_not_the_tools_output():
     assert verdict("tool, then right").strict
     assert not verdict("tool, then misread").strict and not verdict("cut off after the tool").lenient
     assert not verdict("the expression, not the number").lenient  # the hack GRPO found with answer_correct
+
+
+def test_gsm8k_format_rows_get_the_tool_prompt_and_their_last_calculation(tmp_path):
+    from kit.recipes import gsm8k
+    from kit.recipes.python_tool import SYSTEM_PROMPT, prepare
+
+    path = tmp_path / "gsm8k.jsonl"
+    gsm8k.write_sample(path, "train")  # the hub dataset's columns: question, answer with <<...>> notes
+    rows = prepare("train", str(path))
+    row = rows[0]
+    assert row["prompt"][0] == {"role": "system", "content": SYSTEM_PROMPT} and row["answer"].isdigit()
+    assert row["expression"] and row["result"] and set(rows.column_names) == {"prompt", "answer", "expression",
+                                                                             "result"}
