@@ -122,7 +122,7 @@ def tool_checks(recent: list[dict]):
     if unparsed > 0.5:
         yield "tools_unparsed", (f"{unparsed:.0%} of completions write a tool call that does not parse (last 5 "
                                  "steps), so no tool runs: the call must be <tool_call>{\"name\": ..., "
-                                 "\"arguments\": {...}}</tool_call>, as the chat template shows; see samples.jsonl.")
+                                 "\"arguments\": {...}}</tool_call>, as the chat template shows; see the run's samples.")
 
 
 def _extreme(value: float, low: float | None, high: float | None) -> str | None:
@@ -235,7 +235,7 @@ class ToolStats(TrainerCallback):
 
 
 def has_tool_turns(completion) -> bool:
-    """A completion with tool calls or results in it (samples.jsonl then keeps the whole transcript)."""
+    """A completion with tool calls or results in it (its sample then keeps the whole transcript)."""
     return isinstance(completion, list) and any(
         isinstance(m, dict) and (m.get("role") == "tool" or m.get("tool_calls")) for m in completion)
 

@@ -87,8 +87,9 @@ def sample_lines(out: RunDir) -> list[str]:
         for s in (s for s in samples if s["step"] == step):
             # TRL logs a reward that does not apply to a row (None) as NaN: left out either way
             rewards = ", ".join(f"{k} {v:.2g}" for k, v in s["rewards"].items() if v is not None and v == v)
-            completion = transcript_text(s["transcript"]) if "transcript" in s else s["completion"]
-            lines += [f"- prompt: `{_short(s['prompt'])}`", f"  completion: `{_short(completion, 400)}`",
+            # a tool-using completion as its whole transcript, given room for its turns
+            completion, limit = (transcript_text(s["transcript"]), 400) if "transcript" in s else (s["completion"], 160)
+            lines += [f"- prompt: `{_short(s['prompt'])}`", f"  completion: `{_short(completion, limit)}`",
                       f"  rewards: {rewards}"]
         lines.append("")
         if steps[0] == steps[-1]:

@@ -21,6 +21,8 @@ KIT_DEFAULTS = {
     "logging_steps": "every step: the health checks read every step",
     "save_steps": "100, with save_minutes beside it",
     "save_total_limit": "the latest 2 checkpoints, not all of them",
+    "max_tool_calling_iterations": "4 rounds of tool calls: TRL's None lets a model that never stops calling "
+                                   "spend the whole budget on calls",
 }
 
 

@@ -30,7 +30,9 @@ def test_the_answer_is_paid_not_the_tools_output():
     verdict = lambda label: recipe.scoring.verdict(by_label[label]["completion"], {"answer": "299114"})  # noqa: E731
     assert verdict("tool, then right").strict
     assert not verdict("tool, then misread").strict and not verdict("cut off after the tool").lenient
-    assert not verdict("the expression, not the number").lenient  # the hack GRPO found with answer_correct
+    hack = by_label["the expression, not the number"]  # what GRPO learned to write while answer_correct paid
+    assert not verdict("the expression, not the number").strict
+    assert recipe.rewards.rewards[0].fn([hack["completion"]], answer=["299114"]) == [0.0]
 
 
 def test_gsm8k_format_rows_get_the_tool_prompt_and_their_last_calculation(tmp_path):
