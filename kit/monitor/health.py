@@ -122,7 +122,7 @@ def tool_checks(recent: list[dict]):
     if unparsed > 0.5:
         yield "tools_unparsed", (f"{unparsed:.0%} of completions write a tool call that does not parse (last 5 "
                                  "steps), so no tool runs: the call must be <tool_call>{\"name\": ..., "
-                                 "\"arguments\": {...}}</tool_call>, as the chat template shows; see the run's samples.")
+                                 "\"arguments\": {...}}</tool_call>, as the template shows; see the run's samples.")
 
 
 def _extreme(value: float, low: float | None, high: float | None) -> str | None:

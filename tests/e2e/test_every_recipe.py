@@ -42,6 +42,8 @@ def check_tool_template_round_trip(out, trained: str, table: str) -> None:
 
     assert "using the kit's ChatML tool template" in trained
     assert AutoTokenizer.from_pretrained(out / "merged").chat_template == CHATML_TOOL_TEMPLATE
+    exported = kit("export", out / "merged", "--quant", "q8_0", "--out", out / "gguf")
+    assert exported.returncode == 0, exported.stdout[-3000:] + exported.stderr[-3000:]
     verdicts = json.loads((out / "gguf" / "verification.json").read_text())
     assert verdicts and all(any(c["name"] == "tools" and c["passed"] for c in v["checks"]) for v in verdicts)
     assert "replies calling a tool" in table and "assistant turns" in table
