@@ -94,8 +94,6 @@ def score_completions(recipe: Recipe, rows, completions: list[list[dict]], token
 
 def assistant_text(completion: list[dict]) -> str:
     """What the model wrote in a completion (its calls as their text): the tool results are not its tokens."""
-    import json
-
     parts = []
     for m in completion:
         if m.get("role") == "tool":

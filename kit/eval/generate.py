@@ -108,7 +108,7 @@ def generate_hf(model, tokenizer, prompts, sampling: Sampling, batch_size: int, 
 
 def generate_ids(model, tokenizer, prompt_ids: list[list[int]], sampling: Sampling, batch_size: int = 32,
                  lora_request=None, progress: bool = True) -> list[list[int]]:
-    """Completions as token ids for prompts already rendered (multi-turn rollouts, kit.tools.rollout): each up
+    """Completions as token ids for prompts already rendered (multi-turn rollouts, kit.eval.rollout): each up
     to and with its first end-of-turn token, as TRL's trainer hands them to its parser."""
     if isinstance(model, VllmEngine):
         return [until_eos(ids, tokenizer) for ids in model.generate(prompt_ids, sampling, lora_request, progress)]

@@ -39,18 +39,21 @@ def roll_out(model, tokenizer, rows: list[dict], toolbox: Toolbox, sampling: Sam
     active, rounds = list(range(len(rows))), 0
     while active:
         contexts = prompt_token_ids(tokenizer, [prompts[i] + completions[i] for i in active], chat_kwargs, tools)
-        budgets = [sampling.max_new_tokens - (len(ids) - start[i]) for ids, i in zip(contexts, active)]
-        replies = generate_ids(model, tokenizer, contexts, replace(sampling, max_new_tokens=max(budgets)),
+        budgets = {i: sampling.max_new_tokens - (len(ids) - start[i]) for ids, i in zip(contexts, active)}
+        active, contexts = within_budget(active, contexts, budgets, completions)
+        if not active:
+            break
+        replies = generate_ids(model, tokenizer, contexts, replace(sampling, max_new_tokens=max(budgets.values())),
                                batch_size, lora_request, progress)
         calling = []
-        for i, context, budget, reply in zip(active, contexts, budgets, replies):
-            message = parsed_reply(tokenizer, reply[:budget], context)
+        for i, context, reply in zip(active, contexts, replies):
+            message = parsed_reply(tokenizer, reply[:budgets[i]], context)
             completions[i].append(message)
             if message.get("tool_calls") and (max_rounds is None or rounds < max_rounds):
                 completions[i] += episodes[i].call(message["tool_calls"])
                 calling.append(i)
         rounds += 1
-        active = within_budget(tokenizer, prompts, completions, calling, start, sampling, tools)
+        active = calling
     return [Rollout(c, e.environment) for c, e in zip(completions, episodes)]
 
 
@@ -69,17 +72,14 @@ def parsed_reply(tokenizer, reply_ids: list[int], context_ids: list[int]) -> dic
     return parse_response(tokenizer, reply_ids, prefix=context_ids)
 
 
-def within_budget(tokenizer, prompts, completions, calling, start, sampling: Sampling, tools) -> list[int]:
-    """The rows that go on to another turn: a round of tool results that fills the budget is undone (as TRL)."""
-    if not calling:
-        return []
-    contexts = prompt_token_ids(tokenizer, [prompts[i] + completions[i] for i in calling],
-                                sampling.chat_template_kwargs, tools)
+def within_budget(active: list[int], contexts: list[list[int]], budgets: dict[int, int], completions):
+    """The rows with budget left for another turn, and their contexts. A row whose tool results used up the
+    budget ends there, that round's results undone (as TRL does); the first turn always has its budget."""
     going_on = []
-    for i, ids in zip(calling, contexts):
-        if len(ids) - start[i] >= sampling.max_new_tokens:
-            while completions[i] and completions[i][-1]["role"] == "tool":
-                completions[i].pop()
-        else:
-            going_on.append(i)
-    return going_on
+    for i, ids in zip(active, contexts):
+        if budgets[i] > 0:
+            going_on.append((i, ids))
+            continue
+        while completions[i] and completions[i][-1]["role"] == "tool":
+            completions[i].pop()
+    return [i for i, _ in going_on], [ids for _, ids in going_on]

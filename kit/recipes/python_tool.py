@@ -24,6 +24,7 @@ from kit.recipe import Scoring
 from kit.recipes import gsm8k
 from kit.rewards import RewardBundle, exact_match, last_number_correct, tag_format
 from kit.tools import python_tool
+from kit.tools.stats import ERROR_PREFIX
 
 SYSTEM_PROMPT = ("Use the python tool to compute, then give the final answer as <answer>N</answer>.")
 TOOLS = [python_tool(timeout=5.0, memory_mb=256)]
@@ -32,9 +33,10 @@ ANSWER_FORMAT = tag_format("answer", r"-?[\d,]+(\.\d+)?")
 
 
 def tool_ran(completions, **kwargs) -> list[float]:
-    """1.0 when a tool call parsed and ran without an error: partial credit for the habit the answer needs,
-    so GRPO has a signal while few answers are right yet (a fifth of a right answer's pay)."""
-    return [float(any(m.get("role") == "tool" and not str(m.get("content", "")).startswith("{'error'")
+    """1.0 when a tool call parsed and the tool ran (its result, the code's own exception included, is not
+    TRL's `{'error': ...}` for a tool that raised or does not exist): partial credit for the habit the answer
+    needs, so GRPO has a signal while few answers are right yet (a fifth of a right answer's pay)."""
+    return [float(any(m.get("role") == "tool" and not str(m.get("content", "")).startswith(ERROR_PREFIX)
                       for m in c if isinstance(m, dict))) if isinstance(c, list) else 0.0 for c in completions]
 
 

@@ -1,7 +1,7 @@
 """A recipe's tools: plain functions (TOOLS) or an environment class (ENVIRONMENT), checked and handed out.
 
 TRL's GRPOTrainer takes them as `tools=[fn, ...]` or `environment_factory=Class`; evaluation
-(kit.tools.rollout) hands them out the same way, one environment per rollout, reset with the row.
+(kit.eval.rollout) hands them out the same way, one environment per rollout, reset with the row.
 A tool needs type hints and a Google-style docstring with an `Args:` line per argument: that is what the
 model is shown (transformers' get_json_schema). An environment is a class built with no arguments, with
 `reset(**row)` (it may return text, which is appended to the prompt), its tools as public methods, and
