@@ -7,8 +7,11 @@ comes back as text for the model, never as an exception in the trainer.
 """
 
 import os
+import subprocess
+import sys
 
 from kit.tools import python_tool
+from kit.tools.python import RUNNER
 
 
 def run(code: str, level: str, timeout: float = 5.0) -> str:
@@ -33,6 +36,19 @@ def test_host_secrets_are_out_of_reach(level, tmp_path, monkeypatch):
     for code in (f"print(open({str(secret)!r}).read())", "import os; print(os.environ.get('KIT_TEST_TOKEN'))",
                  "print(open(f'/proc/{__import__(\"os\").getppid()}/environ', 'rb').read())"):
         assert "hunter2" not in run(code, level), code
+
+
+def test_control_the_same_attacks_work_without_the_sandbox(tmp_path, monkeypatch):
+    """The tool's own runner in a plain process: the secret is read and the file planted, so the tests above
+    pass because of the sandbox, not because the attacks are broken."""
+    secret, target = tmp_path / "secret.txt", tmp_path / "planted"
+    secret.write_text("hunter2")
+    monkeypatch.setenv("KIT_TEST_TOKEN", "hunter2")
+    code = (f"print(open({str(secret)!r}).read())\nimport os; print(os.environ.get('KIT_TEST_TOKEN'))\n"
+            f"open({str(target)!r}, 'w').write('pwned')")
+    plain = subprocess.run([sys.executable, "-c", RUNNER.format(code=code)], capture_output=True, text=True,
+                           timeout=30)
+    assert plain.stdout.count("hunter2") == 2 and target.read_text() == "pwned"
 
 
 def test_host_files_stay_unchanged(level, tmp_path):
