@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, PositiveInt, model_validator
 
 from kit.config.rules import cross_field_problems
 from kit.config.sections import (
@@ -51,6 +51,9 @@ class RunConfig(Section):
     code_isolation: Literal["auto", "bubblewrap", "namespaces", "unisolated"] = Field(
         "auto", description="where code rewards run model-written code (kit/sandbox): auto takes bubblewrap, else "
         "the kit's own namespaces (root); unisolated (seccomp and limits only) must be asked for by name")
+    cpu_threads: Literal["auto"] | PositiveInt = Field(
+        "auto", description="torch's threads without a GPU: auto uses the cores other programs leave free, "
+        "counted at the start and again when a step slows (kit/cpu_threads.py); a number fixes it")
 
     @property
     def completions_per_step(self) -> int:

@@ -9,6 +9,7 @@ import argparse
 import math
 import sys
 
+from kit import cpu_threads
 from kit.errors import KitError
 from kit.eval.command import at_least_one
 from kit.eval.generate import Sampling, generate
@@ -61,6 +62,7 @@ def chat_loop(args: argparse.Namespace, recipe: Recipe | None) -> int:
     """`recipe`: the one chat_recipe(args) names, loaded by the caller (None: no recipe is needed)."""
     check_numbers(args.max_new_tokens, args.temperature)
     require_stdin()  # before loading the model: that can take minutes
+    cpu_threads.start()
     loaded = load_for_inference(args.model, args.adapter, backend=args.backend, new_tokens=args.max_new_tokens)
     system = system_prompt(args, recipe)
     sampling = Sampling(max_new_tokens=args.max_new_tokens, temperature=args.temperature)

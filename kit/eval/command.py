@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kit import cpu_threads
 from kit.config import DataConfig
 from kit.data import load_rows
 from kit.errors import KitError
@@ -91,6 +92,7 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
     template_options = (run.get("grpo") or {}).get("chat_template_kwargs") or {}  # the run's, e.g. enable_thinking
     sampling = Sampling(max_new_tokens=tokens, chat_template_kwargs=template_options,
                         max_tool_rounds=tool_rounds(run, recipe))
+    cpu_threads.start(run.get("cpu_threads", "auto"))
     print(f"eval: {len(rows)} prompts from {data or 'the hub'} ({split}), up to {tokens} new tokens, greedy")
     results = []
     if baseline:

@@ -15,12 +15,13 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from functools import cache
 
 from tqdm.auto import tqdm
 
-from kit import env
+from kit import cpu_threads, env
 from kit.models.vllm_engine import VllmEngine
 
 
@@ -143,6 +144,7 @@ def generate_hf_ids(model, tokenizer, prompt_ids: list[list[int]], sampling: Sam
         batches = range(0, len(prompt_ids), batch_size)
         for start in tqdm(batches, desc="generate", unit="batch", disable=not progress or len(batches) < 2):
             input_ids, attention_mask = left_padded(prompt_ids[start : start + batch_size], pad, model.device)
+            started = time.perf_counter()
             with torch.no_grad():
                 out = model.generate(input_ids=input_ids, attention_mask=attention_mask,
                                      max_new_tokens=sampling.max_new_tokens, pad_token_id=pad,
@@ -150,7 +152,10 @@ def generate_hf_ids(model, tokenizer, prompt_ids: list[list[int]], sampling: Sam
                                      do_sample=sampling.temperature > 0, use_cache=True,
                                      **({"temperature": sampling.temperature, "top_p": sampling.top_p}
                                         if sampling.temperature > 0 else {}))
-            results += [until_eos(row, tokenizer) for row in out[:, input_ids.shape[1]:].tolist()]  # the new tokens
+            new_tokens = out[:, input_ids.shape[1]:]
+            results += [until_eos(row, tokenizer) for row in new_tokens.tolist()]
+            # per decoded position: batches that stop early are not "slow" (kit.cpu_threads re-counts on slow ones)
+            cpu_threads.step_finished((time.perf_counter() - started) / max(1, new_tokens.shape[1]))
     finally:
         model.train(was_training)
     return results

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import time
 
-from kit import ranks
+from kit import cpu_threads, ranks
 from kit.config import SHARDED, RunConfig
 from kit.data import drop_long_prompts
 from kit.export.save import SaveJob, save_formats
 from kit.models import loader  # Unsloth's import comes first: kit.models.import_unsloth_first
 from kit.monitor.report import write_report
+from kit.outputs import write_run_section
 from kit.recipe import Recipe
 from kit.train.evaluation import HeldOutEvaluations, report_evaluation
 from kit.train.prepare import PreparedRun, claimed_run, write_run_file
@@ -35,6 +36,7 @@ def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint,
     """Load, score the base, train each stage (scoring after it), save the formats asked for, report."""
     out, resumed = run.out, checkpoint is not None
     announce(cfg, recipe, out, run.sandbox)
+    cpu_threads.start(cfg.cpu_threads, say=print if ranks.is_main() else lambda line: None)
     model, tokenizer = loader.load_model(cfg.model, cfg.seed, sharded=cfg.launch.launcher in SHARDED)
     tools = prepare_tools(cfg, recipe, tokenizer)
     dataset = drop_long_prompts(run.rows, tokenizer, cfg.data.max_prompt_length, tools)
@@ -49,6 +51,8 @@ def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint,
             trainer = STAGES[stage].train(inputs, run.stage_args[stage], stopper)
         timings[f"{stage} training"] = time.perf_counter() - started
         held_out.after(stage)
+    if ranks.is_main():
+        write_run_section(out.run_file, "cpu", cpu_threads.record(cfg.cpu_threads))
     adapter_saved = gather_sharded_adapter(cfg, trainer, out)
     if not ranks.is_main():  # rank 0 holds the whole trained model; it merges and reports alone
         return RunResult(out.root, seconds=seconds_since_start())
@@ -86,6 +90,7 @@ def start_output(cfg: RunConfig, run: PreparedRun, checkpoint) -> None:
         run.out.root.mkdir(parents=True, exist_ok=True)
         if checkpoint is None:
             write_run_file(run.out, cfg)
+        write_run_section(run.out.run_file, "cpu", cpu_threads.record(cfg.cpu_threads))
 
 
 def seconds_since_start() -> float:

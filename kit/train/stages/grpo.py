@@ -139,6 +139,7 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     from kit.monitor.finite import FiniteGuard
     from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger, ToolStats
     from kit.monitor.metrics import MetricsFile
+    from kit.monitor.pace import StepPace
     from kit.rewards.check import documented_range
 
     out, toolbox = RunDir(out), toolbox or Toolbox()
@@ -149,7 +150,7 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
                             out.diagnostics)
     tool_stats = ToolStats() if toolbox else None  # first: it adds tools/* to the logs the others read
     callbacks = [*filter(None, [tool_stats]), MetricsFile(out.metrics), health,
-                 FiniteGuard("grpo", cfg.grpo.learning_rate)]
+                 FiniteGuard("grpo", cfg.grpo.learning_rate), StepPace()]
     callbacks += [samples] if cfg.monitor.samples else []
     funcs = [CheckedReward(fn) for fn in rewards.funcs]  # a broken reward stops the run with one line
     if ranks.in_worker():  # every rank counts what it did; rank 0 writes it all to OUT/distributed.json

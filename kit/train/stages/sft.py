@@ -73,11 +73,12 @@ def train(inputs: StageInputs, args, stopper=None):
     from kit.monitor.console import use_step_lines
     from kit.monitor.finite import FiniteGuard
     from kit.monitor.metrics import MetricsFile
+    from kit.monitor.pace import StepPace
 
     cfg, out = inputs.cfg, inputs.out
     per_step = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps * cfg.launch.num_processes
     print(f"sft: {cfg.sft.max_steps} steps of {per_step} worked answers, learning rate {cfg.sft.learning_rate:g}")
-    callbacks = [MetricsFile(out.metrics, stage="sft"), FiniteGuard("sft", cfg.sft.learning_rate)]
+    callbacks = [MetricsFile(out.metrics, stage="sft"), FiniteGuard("sft", cfg.sft.learning_rate), StepPace()]
     callbacks += [stopper] if stopper else []
     trainer = SFTTrainer(model=inputs.model, processing_class=inputs.tokenizer, args=args,
                          train_dataset=sft_dataset(inputs.recipe, inputs.rows), callbacks=callbacks)
