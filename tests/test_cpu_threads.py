@@ -13,11 +13,14 @@ from kit.cpu_threads import MIN_GAP_SECONDS, RECHECK_SECONDS, ThreadChoice, Thre
 
 
 @pytest.fixture(autouse=True)
-def restore_threads():
+def restore_threads(monkeypatch):
+    # A vLLM CPU engine loaded by an earlier test swaps torch.set_num_threads for good (the kit then leaves
+    # threads alone, as it should in a run); these tests need torch's own function, whatever ran before.
+    monkeypatch.setattr(torch, "set_num_threads", torch._C.set_num_threads)
     before = torch.get_num_threads()
     yield
     cpu_threads.stop()
-    torch.set_num_threads(before)
+    torch._C.set_num_threads(before)
 
 
 def fake_proc(tmp_path, procs_running: int, my_states: list[str]):
