@@ -54,3 +54,16 @@ def test_grpo_extra_refuses_what_the_kit_sets(tmp_path):
     bundle = load_recipe("gsm8k").rewards
     with pytest.raises(KitError, match="grpo.extra.output_dir: the kit sets it from --out"):
         grpo_args(build_config([{"grpo": {"extra": {"output_dir": "x"}}}]), tmp_path, bundle)
+
+
+@pytest.mark.parametrize(("mode", "on"), [("false", False), ("true", True), ("unsloth", True)])
+def test_model_gradient_checkpointing_reaches_both_trainers(tmp_path, mode, on):
+    """TRL's configs default gradient_checkpointing to True; "false" used to stay on in a one-process run."""
+    from kit.train.stages.sft import sft_args
+
+    cfg = build_config([{"stages": ["sft", "grpo"], "model": {"gradient_checkpointing": mode}}])
+    assert grpo_args(cfg, tmp_path, load_recipe("gsm8k").rewards).gradient_checkpointing is on
+    assert sft_args(cfg, tmp_path).gradient_checkpointing is on
+    with pytest.raises(KitError, match="the kit sets it from model.gradient_checkpointing"):
+        grpo_args(build_config([{"grpo": {"extra": {"gradient_checkpointing": False}}}]), tmp_path,
+                  load_recipe("gsm8k").rewards)

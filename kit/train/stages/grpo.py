@@ -16,11 +16,12 @@ from kit.rewards.guard import CheckedReward
 from kit.tools.toolbox import Toolbox
 from kit.train.checkpoints import trained_to_plan
 from kit.train.stages.contract import StageInputs
-from kit.train.stages.settings import checked_extra
+from kit.train.stages.settings import CHECKPOINTING_SET_BY, checked_extra, checkpointing
 
 # What the kit sets in GRPOConfig itself, and where the user changes it instead.
 KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed",
-            "reward_weights": "the recipe's weights (rewards.<name>=W)", "save_strategy": "grpo.save_steps"}
+            "reward_weights": "the recipe's weights (rewards.<name>=W)", "save_strategy": "grpo.save_steps",
+            **CHECKPOINTING_SET_BY}
 CISPO_EPSILON_HIGH = 5.0  # CISPO's cap on the importance weight: ScaleRL's value, as TRL's docs and Unsloth give it
 
 
@@ -39,7 +40,7 @@ def grpo_args(cfg: RunConfig, out: RunDir | Path, rewards: RewardBundle):
         reward_weights=rewards.weights,
         save_strategy="steps",
         **trainer_settings(cfg.grpo),
-        **{**rank_settings(cfg), **extra},
+        **{**checkpointing(cfg), **rank_settings(cfg), **extra},
     )
 
 
@@ -83,8 +84,7 @@ def rank_settings(cfg: RunConfig) -> dict:
     """
     if not ranks.in_worker():
         return {}
-    settings = {"gradient_checkpointing": cfg.model.gradient_checkpointing != "false",
-                "gradient_checkpointing_kwargs": {"use_reentrant": False},  # DDP cannot re-enter the graph
+    settings = {"gradient_checkpointing_kwargs": {"use_reentrant": False},  # DDP cannot re-enter the graph
                 "ddp_find_unused_parameters": cfg.model.full_finetuning}  # every LoRA weight gets a gradient
     if loader.fast_inference_available(cfg.model):
         settings |= {"use_vllm": True, "vllm_mode": "colocate",

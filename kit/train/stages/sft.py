@@ -12,11 +12,12 @@ from kit.errors import KitError
 from kit.outputs import RunDir
 from kit.recipe import Recipe
 from kit.train.stages.contract import StageInputs
-from kit.train.stages.settings import checked_extra
+from kit.train.stages.settings import CHECKPOINTING_SET_BY, checked_extra, checkpointing
 
 # What the kit sets in SFTConfig itself, and where the user changes it instead.
 KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed", "save_strategy": "the run (it saves "
-            "after the last stage)", "report_to": "grpo.report_to", "max_length": "model.max_seq_length"}
+            "after the last stage)", "report_to": "grpo.report_to", "max_length": "model.max_seq_length",
+            **CHECKPOINTING_SET_BY}
 
 
 def sft_dataset(recipe: Recipe, rows):
@@ -61,6 +62,7 @@ def sft_args(cfg: RunConfig, out: RunDir):
         save_strategy="no",  # a warm start of minutes; the run saves after the last stage
         report_to=cfg.grpo.report_to,
         max_length=cfg.model.max_seq_length,
+        **checkpointing(cfg),
         **s.model_dump(exclude={"extra"}),
         **extra,
     )
