@@ -14,9 +14,10 @@ import inspect
 import re
 import shutil
 import textwrap
+import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_origin
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -63,10 +64,16 @@ def about(section: type[BaseModel]) -> str:
     return " ".join(inspect.cleandoc(section.__doc__ or "").split())
 
 
+def also_takes_others(annotation: Any) -> bool:
+    """A union of a Literal and another type (cpu_threads: "auto" or a number): its description says the rest."""
+    members = get_args(annotation) if get_origin(annotation) in (Union, types.UnionType) else ()
+    return any(get_origin(m) is not Literal and m is not type(None) for m in members)
+
+
 def setting(name: str, field: FieldInfo) -> Setting:
     values = literal_values(field.annotation)
     allowed = ""
-    if values:  # a list of Literals (save.formats) takes several
+    if values and not also_takes_others(field.annotation):  # a list of Literals (save.formats) takes several
         allowed = f" ({'any' if get_origin(field.annotation) is list else 'one'} of: "
         allowed += ", ".join(f"`{v}`" for v in values) + ")"
     return Setting(name, shown(field.get_default(call_default_factory=True)), (field.description or "") + allowed)

@@ -53,7 +53,7 @@ class RunConfig(Section):
         "the kit's own namespaces (root); unisolated (seccomp and limits only) must be asked for by name")
     cpu_threads: Literal["auto"] | PositiveInt = Field(
         "auto", description="torch's threads without a GPU: auto uses the cores other programs leave free, "
-        "counted at the start and again when a step slows (kit/cpu_threads.py); a number fixes it")
+        "counted at the start and again when a step slows (kit/cpu_threads.py); a number such as 2 fixes the count")
 
     @property
     def completions_per_step(self) -> int:

@@ -122,6 +122,8 @@ def test_the_table_shows_defaults_and_choices():
     assert "(one of: `auto`, `bfloat16`, `float16`, `float32`)" in table
     assert "| `save.formats` | `[lora, merged_16bit]` |" in table
     assert "| `grpo.learning_rate` | `5e-6` |" in table
+    cpu_threads = next(line for line in table.splitlines() if line.startswith("| `cpu_threads`"))
+    assert "one of" not in cpu_threads  # "auto" or a number: not a choice among the Literal's values alone
 
 
 def test_defaults_are_shown_as_yaml_writes_them():
