@@ -20,7 +20,7 @@ from kit.atomic import PARTIAL
 from kit.errors import KitError
 from kit.export.gguf import convert, quants, spm
 from kit.export.gguf.reference import Reference
-from kit.export.gguf.verify import Verification, print_table, verify, write_report
+from kit.export.gguf.verify import Verification, has_amx_kernels, print_table, verify, write_report
 from kit.outputs import VERIFICATION, RunDir, run_of
 
 
@@ -135,6 +135,10 @@ def earlier_choice(modelfile: Path) -> str | None:
 
 def verify_files(model_dir: Path, files: list[Path], wanted: list[str], out_dir: Path) -> list[Verification]:
     print(f"verify: loading {model_dir} as the reference and each GGUF in llama.cpp")
+    if has_amx_kernels():
+        print("verify: this CPU has AMX, and llama.cpp's AMX matrix kernels can crash (llama.cpp issue 20824): "
+              "the check runs its ordinary CPU kernels. A crash of llama.cpp or Ollama on this machine may be that "
+              "bug, not the file")
     reference = Reference(model_dir)
     results = [verify(path, quant, reference) for path, quant in zip(files, wanted)]
     print_table(results)
