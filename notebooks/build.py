@@ -160,10 +160,11 @@ def cells(platform: str) -> list:
                       + STOP_ON_FAILURE.format(step="the export")),
         new_markdown_cell("## Try it in llama.cpp"),
         new_code_cell(
-            "from llama_cpp import Llama\n"
+            "# load_gguf is llama_cpp.Llama, on llama.cpp's ordinary kernels where its AMX ones could crash\n"
+            "from kit.export.gguf.load import load_gguf\n"
             "from kit.recipes import load_recipe\n"
             "gguf = next((out / 'gguf').glob(f'*.{QUANT.upper()}.gguf'))\n"
-            "llm = Llama(model_path=str(gguf), n_ctx=1024, verbose=False)\n"
+            "llm = load_gguf(gguf, n_ctx=1024)\n"
             "question = 'Tom has 3 boxes of 12 pencils and gives away 10. How many pencils are left?'\n"
             "messages = [{'role': 'system', 'content': load_recipe('gsm8k').system_prompt},\n"
             "            {'role': 'user', 'content': question}]\n"

@@ -19,8 +19,9 @@ from pathlib import Path
 from kit.atomic import PARTIAL
 from kit.errors import KitError
 from kit.export.gguf import convert, quants, spm
+from kit.export.gguf.load import has_amx_kernels
 from kit.export.gguf.reference import Reference
-from kit.export.gguf.verify import Verification, has_amx_kernels, print_table, verify, write_report
+from kit.export.gguf.verify import Verification, print_table, verify, write_report
 from kit.outputs import VERIFICATION, RunDir, run_of
 
 

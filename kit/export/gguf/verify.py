@@ -20,13 +20,13 @@ This module is the llama.cpp side; what the HF model says (kit.export.gguf.refer
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from kit.export.gguf import spm
+from kit.export.gguf.load import load_gguf
 from kit.export.gguf.quants import EXACT
 from kit.export.gguf.reference import GREEDY_TOKENS, Reference
 
@@ -62,7 +62,7 @@ class Verification:
 
 def verify(path: Path, quant: str, ref: Reference) -> Verification:
     longest = max(len(p) + len(c) for p, c in zip(ref.prompts, ref.continuations)) + GREEDY_TOKENS
-    llm = load_gguf(path, n_ctx=max(256, longest))
+    llm = load_gguf(path, n_ctx=max(256, longest), logits_all=True)
     try:
         result = Verification(file=path.name, quant=quant)
         result.checks += [check_tokenizer(llm, ref), check_template(llm, ref), check_eos(llm, ref)]
@@ -71,47 +71,6 @@ def verify(path: Path, quant: str, ref: Reference) -> Verification:
         return result
     finally:
         llm.close()
-
-
-def has_amx_kernels() -> bool:
-    """Whether this llama.cpp build would repack weights for the CPU's AMX tiles (built natively on a Xeon
-    with AMX: Sapphire Rapids and later)."""
-    import llama_cpp
-
-    return b"AMX_INT8 = 1" in llama_cpp.llama_print_system_info()
-
-
-@contextmanager
-def plain_cpu_weights():
-    """llama.cpp's AMX matmul crashes the process on some models and machines (a segfault in
-    ggml_backend_amx_mul_mat on the CPU demo's q8_0 model, here; llama.cpp issue 20824, open without a fix).
-    Without the extra buffer types llama.cpp keeps the weights as the file has them and runs its ordinary
-    CPU kernels. llama-cpp-python's Llama has no argument for it, so its default model params are wrapped
-    while one model loads."""
-    import llama_cpp.llama_cpp as low_level  # the module Llama reads its defaults from
-
-    default = low_level.llama_model_default_params
-
-    def without_extra_buffers():
-        params = default()
-        params.use_extra_bufts = False
-        return params
-
-    low_level.llama_model_default_params = without_extra_buffers
-    try:
-        yield
-    finally:
-        low_level.llama_model_default_params = default
-
-
-def load_gguf(path: Path, n_ctx: int):
-    """A GGUF in llama.cpp with every position's logits, on kernels that do not crash on this CPU."""
-    from llama_cpp import Llama
-
-    if not has_amx_kernels():
-        return Llama(str(path), n_ctx=n_ctx, logits_all=True, verbose=False)
-    with plain_cpu_weights():
-        return Llama(str(path), n_ctx=n_ctx, logits_all=True, verbose=False)
 
 
 def check_tokenizer(llm, ref: Reference) -> Check:

@@ -2,7 +2,7 @@
 
 import llama_cpp.llama_cpp as low_level
 
-from kit.export.gguf.verify import plain_cpu_weights
+from kit.export.gguf.load import plain_cpu_weights
 
 
 def test_inside_the_wrapper_a_model_loads_without_extra_buffers_and_after_it_the_default_is_back():
