@@ -53,10 +53,10 @@ def push(engine, model) -> None:
     engine.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": iter(weights.items())})
 
 
-def timed(fn) -> tuple[float, object]:
+def timed(fn) -> float:
     started = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - started, result
+    fn()
+    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -76,9 +76,9 @@ def main() -> None:
     sampled = Sampling(max_new_tokens=TOKENS, temperature=1.0, top_p=1.0)
     hf, pushes, vllm = [], [], []
     for _ in range(args.rounds):
-        hf.append(timed(lambda: generate_hf_ids(model, tokenizer, ids, sampled, len(ids), False))[0])
-        pushes.append(timed(lambda: push(engine, model))[0])
-        vllm.append(timed(lambda: engine.generate(ids, sampled, progress=False))[0])
+        hf.append(timed(lambda: generate_hf_ids(model, tokenizer, ids, sampled, len(ids), False)))
+        pushes.append(timed(lambda: push(engine, model)))
+        vllm.append(timed(lambda: engine.generate(ids, sampled, progress=False)))
     greedy = Sampling(max_new_tokens=TOKENS)
     unique = ids[::GENERATIONS]
     trained = generate_hf_ids(model, tokenizer, unique, greedy, len(unique), False)

@@ -8,7 +8,7 @@ and its AMX matmul can crash the process; this loads such files on llama.cpp's o
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 
@@ -48,8 +48,5 @@ def load_gguf(path: str | Path, n_ctx: int = 1024, **options):
     this CPU."""
     from llama_cpp import Llama
 
-    options = {"verbose": False, **options}
-    if not has_amx_kernels():
-        return Llama(str(path), n_ctx=n_ctx, **options)
-    with plain_cpu_weights():
-        return Llama(str(path), n_ctx=n_ctx, **options)
+    with plain_cpu_weights() if has_amx_kernels() else nullcontext():
+        return Llama(str(path), n_ctx=n_ctx, **{"verbose": False, **options})

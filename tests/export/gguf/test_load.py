@@ -21,4 +21,3 @@ def test_the_default_is_back_after_a_load_that_fails():
     except ValueError:
         pass
     assert low_level.llama_model_default_params is default
-
