@@ -16,7 +16,13 @@ from kit.rewards.guard import CheckedReward
 from kit.tools.toolbox import Toolbox
 from kit.train.checkpoints import trained_to_plan
 from kit.train.stages.contract import StageInputs
-from kit.train.stages.settings import CHECKPOINTING_SET_BY, checked_extra, checkpointing
+from kit.train.stages.settings import (
+    CHECKPOINTING_SET_BY,
+    checked_extra,
+    checkpointing,
+    multi_process_checkpointing,
+    pinned_defaults,
+)
 
 # What the kit sets in GRPOConfig itself, and where the user changes it instead.
 KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed",
@@ -34,14 +40,15 @@ def grpo_args(cfg: RunConfig, out: RunDir | Path, rewards: RewardBundle):
     from trl import GRPOConfig
 
     extra = checked_extra("grpo", cfg.grpo.extra, GRPOConfig, KIT_SETS)
-    return GRPOConfig(
+    args = GRPOConfig(
         output_dir=str(RunDir(out).checkpoints),
         seed=cfg.seed,
         reward_weights=rewards.weights,
         save_strategy="steps",
-        **trainer_settings(cfg.grpo),
-        **{**checkpointing(cfg), **rank_settings(cfg), **extra},
+        **{**pinned_defaults(GRPOConfig), **trainer_settings(cfg.grpo), **checkpointing(cfg), **rank_settings(cfg),
+           **extra},
     )
+    return multi_process_checkpointing(args)
 
 
 def trainer_settings(g: GRPOSection) -> dict:
@@ -66,7 +73,9 @@ def resolved_epsilon_high(g: GRPOSection) -> float:
 def held_settings(cfg: RunConfig, trainer_args) -> dict:
     """What the constructed trainer holds for each `grpo` setting (and grpo.extra key): run.yaml's record,
     read back from the trainer rather than from the config, so a value a library changed shows there."""
-    names = [*trainer_settings(cfg.grpo), *cfg.grpo.extra]
+    from trl import GRPOConfig
+
+    names = [*trainer_settings(cfg.grpo), *pinned_defaults(GRPOConfig), *cfg.grpo.extra]
     return {name: plain(getattr(trainer_args, name)) for name in names if hasattr(trainer_args, name)}
 
 
@@ -84,8 +93,8 @@ def rank_settings(cfg: RunConfig) -> dict:
     """
     if not ranks.in_worker():
         return {}
-    settings = {"gradient_checkpointing_kwargs": {"use_reentrant": False},  # DDP cannot re-enter the graph
-                "ddp_find_unused_parameters": cfg.model.full_finetuning}  # every LoRA weight gets a gradient
+    # non-reentrant checkpointing is set once the config is built (multi_process_checkpointing): Unsloth rewrites it
+    settings = {"ddp_find_unused_parameters": cfg.model.full_finetuning}  # every LoRA weight gets a gradient
     if loader.fast_inference_available(cfg.model):
         settings |= {"use_vllm": True, "vllm_mode": "colocate",
                      "vllm_gpu_memory_utilization": cfg.model.gpu_memory_utilization,  # the plan checks this share

@@ -2,7 +2,8 @@
 
 Unsloth's Qwen3 GRPO notebook calls it format priming: a model that already answers in the required
 format gets rewards that differ between completions from GRPO's first step. The recipe supplies the
-target text per row with `sft_target(row) -> str`; TRL's SFTTrainer trains on the completion only.
+target per row with `sft_target(row)`. The kit tokenizes the rows itself (`tokenized`), so TRL's SFTTrainer
+on a CPU and the trainer Unsloth generates on a GPU train on the same tokens, and only on what the model writes.
 """
 
 from __future__ import annotations
@@ -12,38 +13,76 @@ from kit.errors import KitError
 from kit.outputs import RunDir
 from kit.recipe import Recipe
 from kit.train.stages.contract import StageInputs
-from kit.train.stages.settings import CHECKPOINTING_SET_BY, checked_extra, checkpointing
+from kit.train.stages.settings import (
+    CHECKPOINTING_SET_BY,
+    checked_extra,
+    checkpointing,
+    multi_process_checkpointing,
+    pinned_defaults,
+)
 
 # What the kit sets in SFTConfig itself, and where the user changes it instead.
 KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed", "save_strategy": "the run (it saves "
             "after the last stage)", "report_to": "grpo.report_to", "max_length": "model.max_seq_length",
+            "completion_only_loss": "the worked answers' assistant turns (the loss covers them alone)",
             **CHECKPOINTING_SET_BY}
 
 
 def sft_dataset(recipe: Recipe, rows):
     """Prompt-completion rows in chat format: the prompt as is, the worked answer as the completion.
 
-    A target is the assistant's text, or (with tools) the completion's messages; the tools' schemas go with
-    each row, so the warm start sees the prompt GRPO will (TRL's SFTTrainer renders a `tools` column)."""
+    A target is the assistant's text, or (with tools) the completion's messages: calls, results, answer."""
     if recipe.sft_target is None:
         raise KitError(f"stages has sft, but recipe '{recipe.name}' defines no sft_target(row) -> str to learn from")
-    tools = schemas_json(recipe.toolbox.functions()) if recipe.toolbox else None
 
     def worked(row: dict) -> dict:
         target = recipe.sft_target(row)
-        completion = target if isinstance(target, list) else [{"role": "assistant", "content": target}]
-        return {"completion": completion, **({"tools": tools} if tools else {})}
+        return {"completion": target if isinstance(target, list) else [{"role": "assistant", "content": target}]}
 
     return rows.map(worked)
 
 
-def schemas_json(functions: list) -> str:
-    """The tools as JSON schemas in one string: rows of an Arrow table cannot hold schemas of different shapes."""
-    import json
+def tokenized(rows, tokenizer, tools: list | None = None, template_kwargs: dict | None = None):
+    """The worked answers as `input_ids` + `completion_mask`, the one form TRL's SFTTrainer and the trainer Unsloth
+    generates on a GPU (unsloth_zoo's sft_prepare_dataset) both take as it is.
 
-    from transformers.utils import get_json_schema
+    Tokenized here so that every backend trains on the same tokens, rendered as GRPO renders its prompts (the chat
+    template with the recipe's tools, `template_kwargs`), and so the loss covers only what the model writes: a
+    tool's result, and the turn markers around it, are the tool's text, which the warm start must not teach
+    the model to write itself (GRPO's tool_mask leaves them out the same way)."""
 
-    return json.dumps([get_json_schema(fn) for fn in functions])
+    def row_tokens(row: dict) -> dict:
+        return assistant_token_mask(tokenizer, row["prompt"], row["completion"], tools, template_kwargs or {})
+
+    return rows.map(row_tokens, remove_columns=rows.column_names)
+
+
+def assistant_token_mask(tokenizer, prompt: list[dict], completion: list[dict], tools, template_kwargs: dict) -> dict:
+    """The conversation's token ids, and a mask that is 1 on the tokens of each assistant turn of `completion`.
+
+    A turn's tokens run from where the template opens it (the prompt so far with the generation prompt) to where
+    it closes it (the conversation rendered up to and with it), each measured as the part it shares with the whole
+    conversation's tokens, so a template that renders a prefix differently cannot shift the mask."""
+
+    def ids(messages: list[dict], opening: bool = False) -> list[int]:
+        return tokenizer.apply_chat_template(messages, tools=tools or None, tokenize=True, return_dict=True,
+                                             add_generation_prompt=opening, **template_kwargs)["input_ids"]
+
+    whole = ids(prompt + completion)
+    mask = [0] * len(whole)
+    for turn, message in enumerate(completion):
+        if message["role"] == "assistant":
+            start = shared_prefix(ids(prompt + completion[:turn], opening=True), whole)
+            end = shared_prefix(ids(prompt + completion[: turn + 1]), whole)
+            mask[start:end] = [1] * (end - start)
+    return {"input_ids": whole, "completion_mask": mask}
+
+
+def shared_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
 
 
 def arguments(inputs: StageInputs):
@@ -56,16 +95,22 @@ def sft_args(cfg: RunConfig, out: RunDir):
 
     s = cfg.sft
     extra = checked_extra("sft", s.extra, SFTConfig, KIT_SETS)
-    return SFTConfig(
+    args = SFTConfig(
         output_dir=str(RunDir(out).sft_checkpoints),
         seed=cfg.seed,
         save_strategy="no",  # a warm start of minutes; the run saves after the last stage
         report_to=cfg.grpo.report_to,
         max_length=cfg.model.max_seq_length,
-        **checkpointing(cfg),
-        **s.model_dump(exclude={"extra"}),
-        **extra,
+        completion_only_loss=True,  # the rows' completion_mask (kit-tokenized rows carry no prompt column to infer it)
+        **{**pinned_defaults(SFTConfig), **checkpointing(cfg), **s.model_dump(exclude={"extra"}), **extra},
     )
+    return multi_process_checkpointing(args)
+
+
+def template_options(cfg: RunConfig) -> dict:
+    """The chat template's options for the worked answers: sft.extra's if set, else GRPO's, so the warm start
+    sees its prompts as GRPO and evaluation do (e.g. enable_thinking)."""
+    return cfg.sft.extra.get("chat_template_kwargs", cfg.grpo.chat_template_kwargs) or {}
 
 
 def train(inputs: StageInputs, args, stopper=None):
@@ -82,8 +127,10 @@ def train(inputs: StageInputs, args, stopper=None):
     print(f"sft: {cfg.sft.max_steps} steps of {per_step} worked answers, learning rate {cfg.sft.learning_rate:g}")
     callbacks = [MetricsFile(out.metrics, stage="sft"), FiniteGuard("sft", cfg.sft.learning_rate), StepPace()]
     callbacks += [stopper] if stopper else []
-    trainer = SFTTrainer(model=inputs.model, processing_class=inputs.tokenizer, args=args,
-                         train_dataset=sft_dataset(inputs.recipe, inputs.rows), callbacks=callbacks)
+    rows = tokenized(sft_dataset(inputs.recipe, inputs.rows), inputs.tokenizer, inputs.recipe.toolbox.functions(),
+                     template_options(cfg))
+    trainer = SFTTrainer(model=inputs.model, processing_class=inputs.tokenizer, args=args, train_dataset=rows,
+                         callbacks=callbacks)
     use_step_lines(trainer, "sft")
     trainer.train()
     return trainer
