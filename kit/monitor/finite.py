@@ -3,6 +3,10 @@
 TRL trains on through a nan loss (every later step is nan too), prints its metrics, finishes, and the merge
 then writes a model whose weights are nan: "done" with nothing usable. `FiniteGuard` checks the logged loss
 and gradient norm, and every trained weight after each optimizer step, and raises instead.
+
+With fp16 mixed precision (a T4, and any GPU without bfloat16) an infinite gradient norm is how loss scaling works:
+the scaler skips that step and halves its scale, often in the first steps. The guard lets a few such steps in a row
+pass, and stops only when scaling finds no finite gradient at all.
 """
 
 from __future__ import annotations
@@ -13,22 +17,40 @@ from transformers import TrainerCallback
 
 from kit.errors import KitError
 
+# Skipped steps in a row that fp16 loss scaling may take: each halves the scale, from accelerate's 2**16 to 2**6.
+SCALER_SKIPS_ALLOWED = 10
+
 
 class FiniteGuard(TrainerCallback):
     def __init__(self, stage: str, learning_rate: float):
         self.stage, self.learning_rate = stage, learning_rate
+        self.skipped_in_a_row = 0
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        for key in ("loss", "grad_norm"):
-            value = (logs or {}).get(key)
-            if isinstance(value, (int, float)) and not math.isfinite(value):
-                raise non_finite_stop(self.stage, self.learning_rate, state.global_step, f"the {key} is {value}")
+        logs = logs or {}
+        if not finite(logs.get("loss")):
+            raise non_finite_stop(self.stage, self.learning_rate, state.global_step, f"the loss is {logs['loss']}")
+        if finite(logs.get("grad_norm")):
+            self.skipped_in_a_row = 0
+            return
+        self.skipped_in_a_row += 1
+        if not args.fp16 or self.skipped_in_a_row > SCALER_SKIPS_ALLOWED:
+            scaled = f" in {self.skipped_in_a_row} steps in a row of fp16 loss scaling" if args.fp16 else ""
+            raise non_finite_stop(self.stage, self.learning_rate, state.global_step,
+                                  f"the grad_norm is {logs['grad_norm']}{scaled}")
+        print(f"{self.stage} step {state.global_step}: the gradient overflowed in fp16, so the loss scaler skipped "
+              "this step and lowered its scale (usual in the first steps)")
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
         bad = non_finite_weight(model) if model is not None else None
         if bad:
             raise non_finite_stop(self.stage, self.learning_rate, state.global_step,
                                   f"the trained weight {bad} holds inf or nan")
+
+
+def finite(value) -> bool:
+    """A logged value is finite, or not a number at all (absent)."""
+    return not isinstance(value, (int, float)) or math.isfinite(value)
 
 
 def non_finite_stop(stage: str, learning_rate: float, step: int, what: str) -> KitError:

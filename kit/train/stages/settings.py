@@ -37,7 +37,10 @@ LEFT_TO_UNSLOTH = {
     "gradient_checkpointing_kwargs": "one process: Unsloth's own checkpointing re-enters (use_reentrant=True), "
                                      "which its CPU backend does not; several processes: set by the kit after the "
                                      "config is built (multi_process_checkpointing)",
+    "fp16_full_eval": "evaluation precision, chosen with the training precision; the kit's trainers never evaluate",
+    "bf16_full_eval": "evaluation precision, chosen with the training precision; the kit's trainers never evaluate",
     "dataset_num_proc": "the kit tokenizes the SFT rows itself; the trainers only build labels from them",
+    "max_seq_length": "a field of Unsloth's config alone: the length the model was loaded with (model.max_seq_length)",
 }
 
 

@@ -73,9 +73,17 @@ def assistant_token_mask(tokenizer, prompt: list[dict], completion: list[dict], 
     for turn, message in enumerate(completion):
         if message["role"] == "assistant":
             start = shared_prefix(ids(prompt + completion[:turn], opening=True), whole)
-            end = shared_prefix(ids(prompt + completion[: turn + 1]), whole)
+            end = through_end_of_turn(whole, start, shared_prefix(ids(prompt + completion[: turn + 1]), whole),
+                                      tokenizer.eos_token_id)
             mask[start:end] = [1] * (end - start)
     return {"input_ids": whole, "completion_mask": mask}
+
+
+def through_end_of_turn(ids: list[int], start: int, end: int, eos: int | None) -> int:
+    """Where the model's own writing of a turn ends: with its end-of-turn token (what it generates last), not the
+    template's text after it (ChatML's newline)."""
+    turn = ids[start:end]
+    return start + len(turn) - turn[::-1].index(eos) if eos in turn else end
 
 
 def shared_prefix(a: list[int], b: list[int]) -> int:
