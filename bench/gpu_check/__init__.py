@@ -18,7 +18,8 @@ check, in this order:
     grpo plain trl       the same steps in plain TRL + PEFT (Unsloth never imported), as a ratio
     merge vs peft        the kit's shard merge of the trained adapter against PEFT's merge_and_unload
     adapter hf generate  seeded transformers sampling with the adapter on and switched off: must differ
-    vllm adapter         the same through Unsloth's vLLM engine (fast_inference), with and without a LoRA request
+    vllm adapter         the same through the kit's vLLM engine (`kit eval --adapter`'s), with and without the
+                         saved adapter as a LoRA request
     default route        what `make train RECIPE=gsm8k` runs on one GPU: gsm8k's full-profile model settings (4-bit
                          weights read by vLLM, Unsloth's vLLM engine for the rollouts, LoRA) on this shape for a few
                          steps, then the evaluation through the live adapter (kit.doctor.route; `kit doctor` runs it
@@ -27,7 +28,8 @@ check, in this order:
 Each check runs in a fresh process (bench.gpu_check.workers, started by kit.doctor.processes): Unsloth patches
 transformers and TRL at import, so plain TRL needs a process that never imported it, and
 torch.cuda.max_memory_allocated is then one check's alone. The three GRPO sides run alternated (kit,
-unsloth, trl, kit, ...) with the same model, data, reward and settings, and generate with transformers
+unsloth, trl, kit, ...) with the same model, data, reward and GRPOConfig settings (the kit's stage resolves
+them once, and every side passes each one explicitly), and generate with transformers
 (vLLM is checked on its own lines). What this machine cannot do is skipped by name with the reason; a failed
 check makes the exit code 1. The figures go to --out as JSON (default outputs/gpu-check-<time>.json):
 versions, the GPU, each check's status and figures; BENCHMARKS.md ("GPU route check") describes the format.

