@@ -116,7 +116,9 @@ KNOWN = (f"a recipe defines {' and '.join(REQUIRED)}, and may define "
          f"{', '.join(a for a in ATTRIBUTES if a not in REQUIRED)}; kit/recipe.py says what each is")
 
 
-def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
+def recipe_from_module(module: ModuleType, spec: str, check_tools: bool = True) -> Recipe:
+    """check_tools=False: the caller checks recipe.toolbox itself, later (the check imports transformers, which
+    `kit train` must not do before Unsloth's import)."""
     _refuse_misspelled(module, spec)
     missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
     if missing:
@@ -130,7 +132,8 @@ def recipe_from_module(module: ModuleType, spec: str) -> Recipe:
         raise KitError(f"recipe '{spec}' defines both TOOLS and ENVIRONMENT: give one (an environment's tools are "
                        "its methods)")
     toolbox = Toolbox(tuple(getattr(module, "TOOLS", ())), getattr(module, "ENVIRONMENT", None), spec)
-    toolbox.check()
+    if check_tools:
+        toolbox.check()
     return Recipe(
         name=name,
         prepare=module.prepare,

@@ -27,10 +27,12 @@ def known_recipes() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
 
 
-def load_recipe(spec: str) -> Recipe:
-    """Find a recipe by name (`gsm8k`), dotted module path (`mypkg.task`) or file (`./task.py`)."""
+def load_recipe(spec: str, check_tools: bool = True) -> Recipe:
+    """Find a recipe by name (`gsm8k`), dotted module path (`mypkg.task`) or file (`./task.py`).
+
+    check_tools=False leaves the tools' check (it imports transformers) to the caller: recipe.toolbox.check()."""
     module = _import_recipe_module(spec)
-    return recipe_from_module(module, spec)
+    return recipe_from_module(module, spec, check_tools)
 
 
 def _import_recipe_module(spec: str) -> ModuleType:

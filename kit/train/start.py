@@ -40,10 +40,11 @@ class TrainRequest:
 def start_training(request: TrainRequest) -> int:
     ranks.quiet_other_ranks()  # before the imports below, which print banners
     check_the_gpu()
-    recipe = load_recipe(request.recipe)
+    recipe = load_recipe(request.recipe, check_tools=False)  # their check imports transformers: after Unsloth
     cfg = run_config(request, recipe)
     check_local_files(cfg.data, cfg.eval.path)  # before the plan and the minute Unsloth takes to import
     import_unsloth_first(vllm_standby=cfg.model.vllm_standby)  # the plan reads config.json with transformers
+    recipe.toolbox.check()
     plan = None if ranks.in_worker() else plan_before_loading(cfg, request.plan_gpu, request.skip_plan)
     if cfg.launch.num_processes > 1 and not ranks.in_worker():
         from kit.train.launch.launcher import launch

@@ -37,6 +37,16 @@ def test_kit_train_imports_nothing_heavy_before_its_checks_then_unsloth_first():
 
 
 @pytest.mark.slow
+def test_a_tool_recipe_is_loaded_before_unsloth_and_its_tools_checked_after():
+    """The tools' schemas come from transformers (get_json_schema): loading python_tool imported it before
+    Unsloth, which warns on a GPU that its patches may not apply."""
+    seen = first_imports("from kit.recipes import load_recipe\nrecipe = load_recipe('python_tool', check_tools=False)\n"
+                         "assert FIRST == {}, FIRST\nfrom kit.models import import_unsloth_first\n"
+                         "import_unsloth_first()\nrecipe.toolbox.check()")
+    assert seen == {"unsloth": False, "transformers": True, "trl": True, "peft": True}
+
+
+@pytest.mark.slow
 def test_a_training_module_imported_on_its_own_still_brings_unsloth_in_first():
     """Tests and benchmarks import the stages directly; their own imports keep the order."""
     seen = first_imports("import kit.train.stages.grpo")
