@@ -7,15 +7,16 @@ OUT/merged or OUT/adapter): its eval or training data, and its completion length
 from __future__ import annotations
 
 import os
+from contextlib import closing
 from pathlib import Path
 
 from kit import cpu_threads
 from kit.config import DataConfig
 from kit.data import load_rows
 from kit.errors import KitError
-from kit.eval.evaluate import compare, evaluate, format_table, write_json
+from kit.eval.evaluate import EvalResult, compare, evaluate, format_table, write_json
 from kit.eval.generate import Sampling
-from kit.models.inference import load_for_inference
+from kit.models.inference import Loaded, is_adapters_base, load_for_inference
 from kit.outputs import eval_file_name, run_file_beside
 from kit.recipe import Recipe
 from kit.rewards.code import prepare_code_rewards
@@ -65,10 +66,29 @@ def require_folder_for(path: Path) -> None:
         raise KitError(f"--json {path}: the folder {folder} {state}; create it first, or choose another path")
 
 
-def evaluate_baseline(baseline: str, recipe: Recipe, rows, sampling: Sampling, backend: str):
-    """Its own load, released before the model's: two engines need not share the memory."""
-    loaded = load_for_inference(baseline, backend=backend, new_tokens=sampling.max_new_tokens)
-    return evaluate(loaded.model, loaded.tokenizer, recipe, rows, sampling, "baseline")
+def score_models(recipe: Recipe, rows, sampling: Sampling, model: str | None, adapter: str | None,
+                 baseline: str | None, backend: str) -> list[EvalResult]:
+    """The table's columns: the baseline, if any, then the model (with an adapter: its base, then base + adapter).
+
+    A baseline that is the adapter's own base is that base column, from the same load: a second engine would ask
+    for another 0.9 of the GPU's memory."""
+    if baseline and is_adapters_base(baseline, model, adapter):
+        print(f"eval: the baseline {baseline} is the adapter's base: one load scores it (without the adapter) "
+              "and the trained model")
+        return compare(recipe, rows, load_for_eval(model, adapter, sampling, backend), sampling,
+                       names=("baseline", "trained"))
+    results = [evaluate_baseline(baseline, recipe, rows, sampling, backend)] if baseline else []
+    return results + compare(recipe, rows, load_for_eval(model, adapter, sampling, backend), sampling)
+
+
+def load_for_eval(model: str | None, adapter: str | None, sampling: Sampling, backend: str) -> Loaded:
+    return load_for_inference(model, adapter, backend=backend, new_tokens=sampling.max_new_tokens)
+
+
+def evaluate_baseline(baseline: str, recipe: Recipe, rows, sampling: Sampling, backend: str) -> EvalResult:
+    """Its own load, closed before the model's loads: two vLLM engines would not fit in one GPU's memory."""
+    with closing(load_for_eval(baseline, None, sampling, backend)) as loaded:
+        return evaluate(loaded.model, loaded.tokenizer, recipe, rows, sampling, "baseline")
 
 
 def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, baseline: str | None, split: str,
@@ -94,11 +114,7 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
                         max_tool_rounds=tool_rounds(run, recipe))
     cpu_threads.start(run.get("cpu_threads", "auto"))
     print(f"eval: {len(rows)} prompts from {data or 'the hub'} ({split}), up to {tokens} new tokens, greedy")
-    results = []
-    if baseline:
-        results.append(evaluate_baseline(baseline, recipe, rows, sampling, backend))
-    results += compare(recipe, rows, load_for_inference(model, adapter, backend=backend,
-                                                        new_tokens=sampling.max_new_tokens), sampling)
+    results = score_models(recipe, rows, sampling, model, adapter, baseline, backend)
     print(format_table(results))
     source = Path(adapter or model or ".")
     name = eval_file_name(source, split)

@@ -6,8 +6,9 @@ Three engines behind it: the kit's own vLLM engine (kit/models/vllm_engine.py, f
 saved adapter by its folder), Unsloth's vLLM engine during a GPU run (`fast_generate`; the adapter
 being trained by its live weights, `live_adapter_request`), and batched transformers `generate` with
 left padding and the KV cache. All render prompts with the tokenizer's chat template, tokenize them the
-same way (no special tokens added: the template has them) and honour temperature (0 = greedy), top_p,
-max_new_tokens and seed.
+same way as training's rollouts (no special tokens added: the template has them), hand the engine token
+ids (given text, vLLM would add a BOS of its own), decode the completions' ids with one call, and honour
+temperature (0 = greedy), top_p, max_new_tokens and seed.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from functools import cache
 from tqdm.auto import tqdm
 
 from kit import cpu_threads, env
-from kit.models.vllm_engine import VllmEngine
+from kit.models.vllm_engine import VllmEngine, sampling_params
 
 
 @dataclass
@@ -92,13 +93,17 @@ def generate(model, tokenizer, prompts: list[list[dict]], sampling: Sampling, ba
 
 
 def generate_vllm(model, tokenizer, prompts, sampling: Sampling, lora_request=None) -> list[str]:
-    from vllm import SamplingParams
+    ids = fast_generate_ids(model, prompt_token_ids(tokenizer, prompts, sampling.chat_template_kwargs), sampling,
+                            lora_request)
+    return tokenizer.batch_decode(ids, skip_special_tokens=True)  # the same call as generate_hf's
 
-    params = SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p, seed=sampling.seed,
-                            max_tokens=sampling.max_new_tokens, min_tokens=sampling.min_new_tokens)
-    texts = render(tokenizer, prompts, sampling.chat_template_kwargs)
-    outputs = model.fast_generate(texts, sampling_params=params, lora_request=lora_request)
-    return [output.outputs[0].text for output in outputs]
+
+def fast_generate_ids(model, prompt_ids: list[list[int]], sampling: Sampling, lora_request=None) -> list[list[int]]:
+    """Unsloth's vLLM engine, given token ids: vLLM encodes a text prompt with add_special_tokens=True, which
+    puts a second BOS before the template's own (Llama-3, Gemma), a prompt training never saw."""
+    outputs = model.fast_generate([{"prompt_token_ids": ids} for ids in prompt_ids],
+                                  sampling_params=sampling_params(sampling), lora_request=lora_request)
+    return [list(output.outputs[0].token_ids) for output in outputs]
 
 
 def generate_hf(model, tokenizer, prompts, sampling: Sampling, batch_size: int, progress: bool) -> list[str]:
@@ -114,13 +119,7 @@ def generate_ids(model, tokenizer, prompt_ids: list[list[int]], sampling: Sampli
     if isinstance(model, VllmEngine):
         return [until_eos(ids, tokenizer) for ids in model.generate(prompt_ids, sampling, lora_request, progress)]
     if uses_vllm(model):  # Unsloth's engine during a GPU run
-        from vllm import SamplingParams
-
-        params = SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p, seed=sampling.seed,
-                                max_tokens=sampling.max_new_tokens, min_tokens=sampling.min_new_tokens)
-        outputs = model.fast_generate([{"prompt_token_ids": ids} for ids in prompt_ids], sampling_params=params,
-                                      lora_request=lora_request)
-        return [until_eos(list(output.outputs[0].token_ids), tokenizer) for output in outputs]
+        return [until_eos(ids, tokenizer) for ids in fast_generate_ids(model, prompt_ids, sampling, lora_request)]
     return generate_hf_ids(model, tokenizer, prompt_ids, sampling, batch_size, progress)
 
 

@@ -8,6 +8,7 @@ are one step away (no LoRA request, or `disable_adapter()`), so baseline and tra
 
 from __future__ import annotations
 
+import gc
 import json
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from kit import env
 from kit.errors import KitError
 from kit.models.names import base_16bit_name
 from kit.models.tokenizer import with_pad_token
+from kit.models.vllm_engine import VllmEngine, load_vllm_engine
 
 BACKENDS = ("auto", "transformers", "vllm")
 
@@ -27,6 +29,18 @@ class Loaded:
     tokenizer: object
     lora_request: object = None  # vLLM only
     adapter: str | None = None
+
+    def close(self) -> None:
+        """Frees the model's memory before another model loads: vLLM's engine shut down, transformers' weights
+        dropped (and the GPU's cache emptied, which otherwise keeps them for this process)."""
+        if isinstance(self.model, VllmEngine):
+            self.model.close()
+        self.model = None
+        gc.collect()
+        if env.has_gpu():
+            import torch
+
+            torch.cuda.empty_cache()
 
     @contextmanager
     def baseline(self):
@@ -47,19 +61,40 @@ def adapter_base(adapter: str) -> str:
     return json.loads(config.read_text())["base_model_name_or_path"]
 
 
-def load_for_inference(model_name: str | None, adapter: str | None = None, max_seq_length: int = 2048,
-                       backend: str = "auto", new_tokens: int = 256) -> Loaded:
-    """`new_tokens`, the longest answer the caller will ask for, helps choose the backend."""
+def model_to_load(model_name: str | None, adapter: str | None) -> str:
+    """The model's own name, else the adapter's base: the 16-bit weights the merge uses, not Unsloth's
+    '-bnb-4bit' copy the adapter may have trained on."""
     if model_name is None:
         if adapter is None:
             raise KitError("give --model (a merged folder or hub id), --adapter (a LoRA folder), or both")
-        # the 16-bit weights the merge uses, not Unsloth's '-bnb-4bit' copy the adapter may have trained on
-        model_name = base_16bit_name(adapter_base(adapter))
-    elif adapter is not None:
+        return base_16bit_name(adapter_base(adapter))
+    if adapter is not None:
         adapter_base(adapter)  # a folder without adapter_config.json: one clear error before any loading
+    return model_name
+
+
+def is_adapters_base(baseline: str, model_name: str | None, adapter: str | None) -> bool:
+    """Whether `baseline` is the model an adapter's evaluation loads anyway (its '-bnb-4bit' copy included),
+    whose outputs without the adapter are one step away (Loaded.baseline): no second load is needed."""
     from kit.models.names import resolve_model_name
 
-    path = resolve_model_name(model_name)
+    if adapter is None:
+        return False
+    return same_path(resolve_model_name(base_16bit_name(baseline)),
+                     resolve_model_name(base_16bit_name(model_to_load(model_name, adapter))))
+
+
+def same_path(a: str, b: str) -> bool:
+    """Two hub ids, or two spellings of one local folder."""
+    return a == b or (Path(a).exists() and Path(a).resolve() == Path(b).resolve())
+
+
+def load_for_inference(model_name: str | None, adapter: str | None = None, max_seq_length: int = 2048,
+                       backend: str = "auto", new_tokens: int = 256) -> Loaded:
+    """`new_tokens`, the longest answer the caller will ask for, helps choose the backend."""
+    from kit.models.names import resolve_model_name
+
+    path = resolve_model_name(model_to_load(model_name, adapter))
     if choose_backend(backend, adapter is not None, new_tokens) == "vllm":
         return _load_vllm(path, adapter, max_seq_length)
     return _load_transformers(path, adapter)
@@ -121,8 +156,6 @@ def _load_transformers(path: str, adapter: str | None) -> Loaded:
 
 def _load_vllm(path: str, adapter: str | None, max_seq_length: int) -> Loaded:
     from transformers import AutoTokenizer
-
-    from kit.models.vllm_engine import load_vllm_engine
 
     engine = load_vllm_engine(path, adapter, max_seq_length)
     return Loaded(engine, with_pad_token(AutoTokenizer.from_pretrained(tokenizer_source(path, adapter))),

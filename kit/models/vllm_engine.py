@@ -43,18 +43,39 @@ class VllmEngine:
     def generate(self, prompt_token_ids: list[list[int]], sampling, lora_request=None, progress: bool = True
                  ) -> list[list[int]]:
         """The completions' token ids, in order; `lora_request` None is the base model."""
-        from vllm import SamplingParams, TokensPrompt
+        from vllm import TokensPrompt
 
-        params = SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p, seed=sampling.seed,
-                                max_tokens=sampling.max_new_tokens, min_tokens=sampling.min_new_tokens,
-                                detokenize=False)
         prompts = [TokensPrompt(prompt_token_ids=ids) for ids in prompt_token_ids]
         try:
-            outputs = self.llm.generate(prompts, params, use_tqdm=progress, lora_request=lora_request)
+            outputs = self.llm.generate(prompts, sampling_params(sampling), use_tqdm=progress,
+                                        lora_request=lora_request)
         except (ValueError, RuntimeError) as err:  # an adapter vLLM cannot apply shows up at its first use
             raise KitError(f"vLLM could not generate ({first_line(err)}); "
                            "use --backend transformers to generate without it") from None
         return [list(output.outputs[0].token_ids) for output in outputs]
+
+    def close(self) -> None:
+        """Shut the engine down now, so that another can have its memory. vllm.LLM has no shutdown of its own:
+        this is what vLLM's AsyncLLM.shutdown does. On a GPU the engine core is a process of its own, which holds
+        its 0.9 of the GPU's memory until it is shut down: left to the garbage collector, that may come after the
+        next engine has asked for its own (or never: see start_llm). On a CPU it runs in this process
+        (CPU_SETTINGS), where its shutdown, like its garbage collection, also ends vLLM's process-wide state: an
+        engine loaded after it works, one loaded before it no longer generates."""
+        if self.llm is None:
+            return
+        engine = self.llm.llm_engine
+        engine.renderer.shutdown()
+        engine.engine_core.shutdown()
+        self.llm = None
+
+
+def sampling_params(sampling):
+    """kit.eval.generate.Sampling as vLLM's SamplingParams, for this engine and Unsloth's; no text: the kit
+    decodes the token ids itself."""
+    from vllm import SamplingParams
+
+    return SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p, seed=sampling.seed,
+                          max_tokens=sampling.max_new_tokens, min_tokens=sampling.min_new_tokens, detokenize=False)
 
 
 def first_line(err: Exception) -> str:
@@ -80,7 +101,6 @@ def load_vllm_engine(path: str, adapter: str | None = None, max_seq_length: int 
     if not env.has_gpu():
         for name, value in CPU_SETTINGS.items():
             os.environ.setdefault(name, value)  # read by vLLM when it is imported, below
-    from vllm import LLM
     from vllm.lora.request import LoRARequest
 
     lora = {"enable_lora": True, "max_lora_rank": lora_rank_limit(adapter_rank(adapter))} if adapter else {}
@@ -88,14 +108,22 @@ def load_vllm_engine(path: str, adapter: str | None = None, max_seq_length: int 
     if not env.has_gpu():
         # eager: compiling costs 60-90 s at every load on a CPU (its cache does not load), more than it saves
         settings |= {"dtype": "float32", "enforce_eager": True}
+    request = LoRARequest(lora_name=Path(adapter).name or "adapter", lora_int_id=1,
+                          lora_path=str(Path(adapter).resolve())) if adapter else None
+    return VllmEngine(start_llm(path, settings), request)
+
+
+def start_llm(path: str, settings: dict):
+    """vllm.LLM, never held by a local of a frame that was running when vLLM was first imported: vLLM keeps the
+    error of an optional import (torchcodec, in vllm/multimodal/media/audio.py), whose traceback keeps those
+    frames for good, and an LLM in one of them would outlive VllmEngine.close with its weights and KV cache."""
+    from vllm import LLM
+
     try:
-        llm = LLM(model=path, **settings)
+        return LLM(model=path, **settings)
     except Exception as err:  # noqa: BLE001 - vLLM raises many kinds; each is one line for the user
         raise KitError(f"vLLM could not load {path} ({first_line(err)}); "
                        "use --backend transformers to generate without it") from None
-    request = LoRARequest(lora_name=Path(adapter).name or "adapter", lora_int_id=1,
-                          lora_path=str(Path(adapter).resolve())) if adapter else None
-    return VllmEngine(llm, request)
 
 
 def model_context(path: str, wanted: int) -> int:

@@ -27,17 +27,18 @@ ANSWER = "<reasoning>\n1 + 1\n</reasoning>\n<answer>\n2\n</answer>"
 
 
 class FakeOutput:
-    def __init__(self, text):
-        self.outputs = [types.SimpleNamespace(text=text)]
+    def __init__(self, token_ids):
+        self.outputs = [types.SimpleNamespace(token_ids=token_ids)]  # the kit decodes them itself
 
 
 class TrainingModelWithVLLM:
-    """What Unsloth's get_peft_model returns with fast_inference: a vLLM engine and load_lora."""
+    """What Unsloth's get_peft_model returns with fast_inference: a vLLM engine and load_lora; it answers
+    every prompt with ANSWER's token ids, in `tokenizer`'s vocabulary."""
 
     vllm_engine = object()
 
-    def __init__(self):
-        self.requests_built, self.generate_calls = [], []
+    def __init__(self, tokenizer=None):
+        self.tokenizer, self.requests_built, self.generate_calls = tokenizer, [], []
 
     def load_lora(self, name, load_tensors=False):
         request = ("live adapter", name, load_tensors, len(self.requests_built))
@@ -46,7 +47,7 @@ class TrainingModelWithVLLM:
 
     def fast_generate(self, prompts, sampling_params=None, lora_request=None):
         self.generate_calls.append(lora_request)
-        return [FakeOutput(ANSWER) for _ in prompts]
+        return [FakeOutput(self.tokenizer(ANSWER, add_special_tokens=False).input_ids) for _ in prompts]
 
 
 @pytest.fixture
@@ -86,7 +87,7 @@ def test_no_live_adapter_request_off_the_vllm_path(monkeypatch):
 def test_runner_evaluation_hands_vllm_the_trained_adapter(vllm_here, tiny_tokenizer):
     cfg = build_config([{"grpo": {"max_completion_length": 16}}])
     rows = Dataset.from_list([{"prompt": [{"role": "user", "content": "What is 1 plus 1?"}], "answer": "2"}] * 3)
-    model = TrainingModelWithVLLM()
+    model = TrainingModelWithVLLM(tiny_tokenizer)
     result = evaluate_held_out_here(cfg, load_recipe("gsm8k"), model, tiny_tokenizer, rows, "after")
     assert len(model.requests_built) == 1
     assert model.generate_calls == model.requests_built, "vLLM generated without the adapter: it scored the base model"
