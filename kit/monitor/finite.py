@@ -17,25 +17,26 @@ from transformers import TrainerCallback
 
 from kit.errors import KitError
 
-# Skipped steps in a row that fp16 loss scaling may take: each halves the scale, from accelerate's 2**16 to 2**6.
+# Steps without a finite gradient norm that fp16 loss scaling may take: each skip halves the scale, from
+# accelerate's 2**16 to 2**6.
 SCALER_SKIPS_ALLOWED = 10
 
 
 class FiniteGuard(TrainerCallback):
     def __init__(self, stage: str, learning_rate: float):
         self.stage, self.learning_rate = stage, learning_rate
-        self.skipped_in_a_row = 0
+        self.last_finite_step = 0
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         logs = logs or {}
         if not finite(logs.get("loss")):
             raise non_finite_stop(self.stage, self.learning_rate, state.global_step, f"the loss is {logs['loss']}")
         if finite(logs.get("grad_norm")):
-            self.skipped_in_a_row = 0
+            self.last_finite_step = state.global_step
             return
-        self.skipped_in_a_row += 1
-        if not args.fp16 or self.skipped_in_a_row > SCALER_SKIPS_ALLOWED:
-            scaled = f" in {self.skipped_in_a_row} steps in a row of fp16 loss scaling" if args.fp16 else ""
+        since = state.global_step - self.last_finite_step  # steps, whatever logging_steps is
+        if not args.fp16 or since > SCALER_SKIPS_ALLOWED:
+            scaled = f", and no finite one was logged in {since} steps of fp16 loss scaling" if args.fp16 else ""
             raise non_finite_stop(self.stage, self.learning_rate, state.global_step,
                                   f"the grad_norm is {logs['grad_norm']}{scaled}")
         print(f"{self.stage} step {state.global_step}: the gradient overflowed in fp16, so the loss scaler skipped "

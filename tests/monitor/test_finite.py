@@ -8,11 +8,9 @@ import pytest
 from kit.errors import KitError
 from kit.monitor.finite import SCALER_SKIPS_ALLOWED, FiniteGuard
 
-STATE = SimpleNamespace(global_step=1)
 
-
-def log(guard: FiniteGuard, fp16: bool, **logs) -> None:
-    guard.on_log(SimpleNamespace(fp16=fp16), STATE, None, logs=logs)
+def log(guard: FiniteGuard, fp16: bool, step: int = 1, **logs) -> None:
+    guard.on_log(SimpleNamespace(fp16=fp16), SimpleNamespace(global_step=step), None, logs=logs)
 
 
 @pytest.mark.parametrize("fp16", [False, True])
@@ -28,11 +26,19 @@ def test_an_infinite_gradient_norm_stops_a_run_without_loss_scaling():
 
 def test_fp16_loss_scaling_may_skip_steps_but_not_forever(capsys):
     guard = FiniteGuard("sft", 2e-4)
-    for _ in range(SCALER_SKIPS_ALLOWED):
-        log(guard, True, loss=3.0, grad_norm=float("inf"))
+    for step in range(1, SCALER_SKIPS_ALLOWED + 1):
+        log(guard, True, step, loss=3.0, grad_norm=float("inf"))
     assert "loss scaler skipped" in capsys.readouterr().out
-    log(guard, True, loss=3.0, grad_norm=2.0)  # a finite step starts the count again
-    for _ in range(SCALER_SKIPS_ALLOWED):
-        log(guard, True, loss=3.0, grad_norm=float("inf"))
-    with pytest.raises(KitError, match=f"{SCALER_SKIPS_ALLOWED + 1} steps in a row of fp16 loss scaling"):
-        log(guard, True, loss=3.0, grad_norm=float("inf"))
+    log(guard, True, 11, loss=3.0, grad_norm=2.0)  # a finite step starts the count again
+    for step in range(12, 12 + SCALER_SKIPS_ALLOWED):
+        log(guard, True, step, loss=3.0, grad_norm=float("inf"))
+    with pytest.raises(KitError, match=f"no finite one was logged in {SCALER_SKIPS_ALLOWED + 1} steps"):
+        log(guard, True, 12 + SCALER_SKIPS_ALLOWED, loss=3.0, grad_norm=float("inf"))
+
+
+def test_the_count_is_in_steps_whatever_the_logging_interval():
+    """With logging_steps=10 a second logged overflow is 20 steps without a finite gradient: too many."""
+    guard = FiniteGuard("sft", 2e-4)
+    log(guard, True, 10, loss=3.0, grad_norm=float("inf"))
+    with pytest.raises(KitError, match="in 20 steps"):
+        log(guard, True, 20, loss=3.0, grad_norm=float("inf"))

@@ -18,6 +18,7 @@ from kit.train.checkpoints import trained_to_plan
 from kit.train.stages.contract import StageInputs
 from kit.train.stages.settings import (
     CHECKPOINTING_SET_BY,
+    GRPO_PINNED_DEFAULTS,
     checked_extra,
     checkpointing,
     multi_process_checkpointing,
@@ -45,10 +46,10 @@ def grpo_args(cfg: RunConfig, out: RunDir | Path, rewards: RewardBundle):
         seed=cfg.seed,
         reward_weights=rewards.weights,
         save_strategy="steps",
-        **{**pinned_defaults(GRPOConfig), **trainer_settings(cfg.grpo), **checkpointing(cfg), **rank_settings(cfg),
-           **extra},
+        **{**pinned_defaults(GRPOConfig), **GRPO_PINNED_DEFAULTS, **trainer_settings(cfg.grpo), **checkpointing(cfg),
+           **rank_settings(cfg), **extra},
     )
-    return multi_process_checkpointing(args)
+    return multi_process_checkpointing(args, extra)
 
 
 def trainer_settings(g: GRPOSection) -> dict:
@@ -75,7 +76,7 @@ def held_settings(cfg: RunConfig, trainer_args) -> dict:
     read back from the trainer rather than from the config, so a value a library changed shows there."""
     from trl import GRPOConfig
 
-    names = [*trainer_settings(cfg.grpo), *pinned_defaults(GRPOConfig), *cfg.grpo.extra]
+    names = [*trainer_settings(cfg.grpo), *pinned_defaults(GRPOConfig), *GRPO_PINNED_DEFAULTS, *cfg.grpo.extra]
     return {name: plain(getattr(trainer_args, name)) for name in names if hasattr(trainer_args, name)}
 
 

@@ -24,9 +24,13 @@ PINNED_DEFAULTS = {
     # The kit scores held-out data itself (kit.train.evaluation); the trainers never evaluate: TRL's defaults.
     "per_device_eval_batch_size": 8,
     "eval_accumulation_steps": None,
-    "router_aux_loss_coef": 0.0,  # Unsloth's GRPO forward computes no MoE router loss on a GPU: none on a CPU either
     "generation_kwargs": {},  # TRL reads None and {} alike; Unsloth's default is {}
     "padding_free": False,  # SFT: padded batches everywhere (Unsloth would pick padding-free on a GPU; a CPU cannot)
+}
+
+# GRPO's alone (SFT keeps TRL's MoE router loss, which Unsloth's SFT keeps too).
+GRPO_PINNED_DEFAULTS = {
+    "router_aux_loss_coef": 0.0,  # Unsloth's GRPO forward computes no MoE router loss on a GPU: none on a CPU either
 }
 
 # What the kit leaves to Unsloth's GPU-side config, and why; tests/train/stages/test_unsloth_config_patch.py lets
@@ -49,14 +53,15 @@ def pinned_defaults(trl_config: type) -> dict:
     return {key: value for key, value in PINNED_DEFAULTS.items() if key in trl_config.__dataclass_fields__}
 
 
-def multi_process_checkpointing(args):
-    """Non-reentrant checkpointing in a rank of a multi-process run, set on the built config `args`.
+def multi_process_checkpointing(args, extra: dict):
+    """Non-reentrant checkpointing in a rank of a multi-process run, set on the built config `args`, unless the
+    section's `extra` sets gradient_checkpointing_kwargs itself.
 
     DDP cannot re-enter the graph. Unsloth's GPU-side config rewrites use_reentrant to True in its __init__ whenever
     checkpointing is on, so the value passed to the constructor never arrives; with ddp_find_unused_parameters
     (full fine-tuning) that crashes the first backward ("marked as ready twice", unsloth/models/_ddp_defaults.py).
     """
-    if ranks.in_worker() and args.gradient_checkpointing:
+    if ranks.in_worker() and args.gradient_checkpointing and "gradient_checkpointing_kwargs" not in extra:
         args.gradient_checkpointing_kwargs = {**(args.gradient_checkpointing_kwargs or {}), "use_reentrant": False}
     return args
 

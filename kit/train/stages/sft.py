@@ -2,7 +2,7 @@
 
 Unsloth's Qwen3 GRPO notebook calls it format priming: a model that already answers in the required
 format gets rewards that differ between completions from GRPO's first step. The recipe supplies the
-target per row with `sft_target(row)`. The kit tokenizes the rows itself (`tokenized`), so TRL's SFTTrainer
+target per row with `sft_target(row)`. The kit tokenizes the rows itself (sft_rows.py), so TRL's SFTTrainer
 on a CPU and the trainer Unsloth generates on a GPU train on the same tokens, and only on what the model writes.
 """
 
@@ -20,6 +20,7 @@ from kit.train.stages.settings import (
     multi_process_checkpointing,
     pinned_defaults,
 )
+from kit.train.stages.sft_rows import tokenized
 
 # What the kit sets in SFTConfig itself, and where the user changes it instead.
 KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed", "save_strategy": "the run (it saves "
@@ -42,57 +43,6 @@ def sft_dataset(recipe: Recipe, rows):
     return rows.map(worked)
 
 
-def tokenized(rows, tokenizer, tools: list | None = None, template_kwargs: dict | None = None):
-    """The worked answers as `input_ids` + `completion_mask`, the one form TRL's SFTTrainer and the trainer Unsloth
-    generates on a GPU (unsloth_zoo's sft_prepare_dataset) both take as it is.
-
-    Tokenized here so that every backend trains on the same tokens, rendered as GRPO renders its prompts (the chat
-    template with the recipe's tools, `template_kwargs`), and so the loss covers only what the model writes: a
-    tool's result, and the turn markers around it, are the tool's text, which the warm start must not teach
-    the model to write itself (GRPO's tool_mask leaves them out the same way)."""
-
-    def row_tokens(row: dict) -> dict:
-        return assistant_token_mask(tokenizer, row["prompt"], row["completion"], tools, template_kwargs or {})
-
-    return rows.map(row_tokens, remove_columns=rows.column_names)
-
-
-def assistant_token_mask(tokenizer, prompt: list[dict], completion: list[dict], tools, template_kwargs: dict) -> dict:
-    """The conversation's token ids, and a mask that is 1 on the tokens of each assistant turn of `completion`.
-
-    A turn's tokens run from where the template opens it (the prompt so far with the generation prompt) to where
-    it closes it (the conversation rendered up to and with it), each measured as the part it shares with the whole
-    conversation's tokens, so a template that renders a prefix differently cannot shift the mask."""
-
-    def ids(messages: list[dict], opening: bool = False) -> list[int]:
-        return tokenizer.apply_chat_template(messages, tools=tools or None, tokenize=True, return_dict=True,
-                                             add_generation_prompt=opening, **template_kwargs)["input_ids"]
-
-    whole = ids(prompt + completion)
-    mask = [0] * len(whole)
-    for turn, message in enumerate(completion):
-        if message["role"] == "assistant":
-            start = shared_prefix(ids(prompt + completion[:turn], opening=True), whole)
-            end = through_end_of_turn(whole, start, shared_prefix(ids(prompt + completion[: turn + 1]), whole),
-                                      tokenizer.eos_token_id)
-            mask[start:end] = [1] * (end - start)
-    return {"input_ids": whole, "completion_mask": mask}
-
-
-def through_end_of_turn(ids: list[int], start: int, end: int, eos: int | None) -> int:
-    """Where the model's own writing of a turn ends: with its end-of-turn token (what it generates last), not the
-    template's text after it (ChatML's newline)."""
-    turn = ids[start:end]
-    return start + len(turn) - turn[::-1].index(eos) if eos in turn else end
-
-
-def shared_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return n
-
-
 def arguments(inputs: StageInputs):
     sft_dataset(inputs.recipe, inputs.rows.select(range(1)))  # the recipe must know how to write a worked answer
     return sft_args(inputs.cfg, inputs.out)
@@ -112,7 +62,7 @@ def sft_args(cfg: RunConfig, out: RunDir):
         completion_only_loss=True,  # the rows' completion_mask (kit-tokenized rows carry no prompt column to infer it)
         **{**pinned_defaults(SFTConfig), **checkpointing(cfg), **s.model_dump(exclude={"extra"}), **extra},
     )
-    return multi_process_checkpointing(args)
+    return multi_process_checkpointing(args, extra)
 
 
 def template_options(cfg: RunConfig) -> dict:
@@ -136,7 +86,7 @@ def train(inputs: StageInputs, args, stopper=None):
     callbacks = [MetricsFile(out.metrics, stage="sft"), FiniteGuard("sft", cfg.sft.learning_rate), StepPace()]
     callbacks += [stopper] if stopper else []
     rows = tokenized(sft_dataset(inputs.recipe, inputs.rows), inputs.tokenizer, inputs.recipe.toolbox.functions(),
-                     template_options(cfg))
+                     template_options(cfg), cfg.model.max_seq_length)
     trainer = SFTTrainer(model=inputs.model, processing_class=inputs.tokenizer, args=args, train_dataset=rows,
                          callbacks=callbacks)
     use_step_lines(trainer, "sft")

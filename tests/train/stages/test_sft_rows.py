@@ -7,9 +7,11 @@ import pytest
 from datasets import Dataset
 
 from kit.data import load_rows
+from kit.errors import KitError
 from kit.eval.generate import prompt_token_ids
 from kit.recipes import load_recipe
-from kit.train.stages.sft import sft_dataset, tokenized
+from kit.train.stages.sft import sft_dataset
+from kit.train.stages.sft_rows import tokenized
 
 PROMPT = [{"role": "system", "content": "Find the number."}, {"role": "user", "content": "Guess it."}]
 COMPLETION = [{"role": "assistant", "content": "", "tool_calls": [
@@ -83,3 +85,42 @@ def test_a_tool_recipes_worked_answers_leave_every_tool_turn_out(name, tool_toke
         learned = trained(row, tool_tokenizer)
         assert "<tool_call>" in learned and "im_start" not in learned
         assert not any(word in learned for word in ("higher", "lower", "correct: it is"))
+
+
+@pytest.fixture
+def qwen3_tokenizer(tiny_tokenizer):
+    """The tiny tokenizer with Qwen3's own chat template (as TRL ships it): it writes a think block before the last
+    assistant turn alone, so a turn rendered as the last one differs from the same turn inside the conversation."""
+    from importlib.resources import files
+
+    tokenizer = copy.deepcopy(tiny_tokenizer)
+    tokenizer.chat_template = (files("trl") / "chat_templates" / "qwen3.jinja").read_text()
+    return tokenizer
+
+
+def test_a_template_that_is_not_prefix_preserving_still_trains_every_call(qwen3_tokenizer):
+    """Measured against the whole conversation, a tool call turn used to end where it began (Qwen3 adds a think
+    block when the turn is rendered last): no loss on the calls at all. Turns now end at their end-of-turn token,
+    and the rows are rendered with the template TRL's GRPO rollouts swap in."""
+    from trl.chat_template_utils import get_training_chat_template
+
+    row = one_row(qwen3_tokenizer, COMPLETION, [guess])
+    learned = trained(row, qwen3_tokenizer)
+    assert '"number": 25' in learned and "<answer>7</answer>" in learned and "lower" not in learned
+    rollout = get_training_chat_template(qwen3_tokenizer)
+    prompt_ids = qwen3_tokenizer.apply_chat_template(PROMPT, tools=[guess], chat_template=rollout, tokenize=True,
+                                                     add_generation_prompt=True, return_dict=True)["input_ids"]
+    assert row["input_ids"][: len(prompt_ids)] == prompt_ids  # the prompt GRPO's rollouts see
+
+
+def test_rows_are_cut_to_the_length_and_those_left_without_an_answer_dropped(tiny_tokenizer, capsys):
+    """Unsloth's GPU preparation leaves tokenized rows as they are; TRL's cuts them. The kit cuts them for both."""
+    answers = ["<answer>22</answer>", "9" * 400]
+    rows = Dataset.from_list([{"prompt": PROMPT, "completion": [{"role": "assistant", "content": answer}]}
+                              for answer in answers])
+    prompt_length = len(prompt_token_ids(tiny_tokenizer, [PROMPT])[0])
+    cut = tokenized(rows, tiny_tokenizer, max_length=prompt_length + 20)
+    assert len(cut) == 2 and all(len(row["input_ids"]) <= prompt_length + 20 for row in cut)
+    assert "1 of 2 worked answers are longer" in capsys.readouterr().out
+    with pytest.raises(KitError, match="every worked answer starts past model.max_seq_length"):
+        tokenized(rows, tiny_tokenizer, max_length=prompt_length)
