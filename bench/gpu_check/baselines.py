@@ -24,10 +24,10 @@ def kit_grpo_settings(kit_config: dict) -> dict:
 
     from kit.config import build_config
     from kit.train.stages.grpo import trainer_settings
-    from kit.train.stages.settings import checkpointing, pinned_defaults
+    from kit.train.stages.settings import GRPO_PINNED_DEFAULTS, checkpointing, pinned_defaults
 
     cfg = build_config([kit_config])
-    return {**pinned_defaults(GRPOConfig), **trainer_settings(cfg.grpo), **checkpointing(cfg)}
+    return {**pinned_defaults(GRPOConfig), **GRPO_PINNED_DEFAULTS, **trainer_settings(cfg.grpo), **checkpointing(cfg)}
 
 
 def work_grpo_settings(spec: dict) -> dict:
