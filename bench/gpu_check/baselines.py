@@ -19,15 +19,10 @@ def kit_grpo_settings(kit_config: dict) -> dict:
     every unset value resolved as the kit resolves it. A value left unset on a hand-written side would be filled
     in by that side's library instead: Unsloth's GPU-side config makes an unset epsilon_high 0.28 for dapo, where
     the kit passes epsilon (0.2). tests/bench/test_gpu_check.py compares each side's arguments with the kit's."""
-    import unsloth  # noqa: F401  (before TRL, as in the kit's stage)
-    from trl import GRPOConfig
-
     from kit.config import build_config
-    from kit.train.stages.grpo import trainer_settings
-    from kit.train.stages.settings import GRPO_PINNED_DEFAULTS, checkpointing, pinned_defaults
+    from kit.train.stages.grpo import decided_settings  # imports Unsloth before TRL, as the kit's stage does
 
-    cfg = build_config([kit_config])
-    return {**pinned_defaults(GRPOConfig), **GRPO_PINNED_DEFAULTS, **trainer_settings(cfg.grpo), **checkpointing(cfg)}
+    return decided_settings(build_config([kit_config]))
 
 
 def work_grpo_settings(spec: dict) -> dict:

@@ -46,10 +46,21 @@ def grpo_args(cfg: RunConfig, out: RunDir | Path, rewards: RewardBundle):
         seed=cfg.seed,
         reward_weights=rewards.weights,
         save_strategy="steps",
-        **{**pinned_defaults(GRPOConfig), **GRPO_PINNED_DEFAULTS, **trainer_settings(cfg.grpo), **checkpointing(cfg),
-           **rank_settings(cfg), **extra},
+        **{**decided_settings(cfg), **rank_settings(cfg), **extra},
     )
     return multi_process_checkpointing(args, extra)
+
+
+def decided_settings(cfg: RunConfig) -> dict:
+    """Every GRPOConfig value the kit decides for a run of one process: the pinned defaults, the `grpo` section
+    resolved, checkpointing. bench.gpu_check gives the same to each hand-written side."""
+    return {**grpo_pinned_defaults(), **trainer_settings(cfg.grpo), **checkpointing(cfg)}
+
+
+def grpo_pinned_defaults() -> dict:
+    from trl import GRPOConfig
+
+    return {**pinned_defaults(GRPOConfig), **GRPO_PINNED_DEFAULTS}
 
 
 def trainer_settings(g: GRPOSection) -> dict:
@@ -74,9 +85,7 @@ def resolved_epsilon_high(g: GRPOSection) -> float:
 def held_settings(cfg: RunConfig, trainer_args) -> dict:
     """What the constructed trainer holds for each `grpo` setting (and grpo.extra key): run.yaml's record,
     read back from the trainer rather than from the config, so a value a library changed shows there."""
-    from trl import GRPOConfig
-
-    names = [*trainer_settings(cfg.grpo), *pinned_defaults(GRPOConfig), *GRPO_PINNED_DEFAULTS, *cfg.grpo.extra]
+    names = [*trainer_settings(cfg.grpo), *grpo_pinned_defaults(), *cfg.grpo.extra]
     return {name: plain(getattr(trainer_args, name)) for name in names if hasattr(trainer_args, name)}
 
 

@@ -66,12 +66,8 @@ def every_config():
     return one
 
 plain = every_config()
-import trl
-from trl.trainer import sft_trainer
-sft_trainer.SFTTrainer = trl.SFTTrainer = trl.trainer.SFTTrainer = sft_trainer.SFTTrainer.__mro__[1]  # TRL's own
-from unsloth.models import rl
-rl._patch_trl_rl_trainers("sft_trainer")  # what Unsloth does on a GPU at import
-rl._patch_trl_rl_trainers("grpo_trainer")
+from tests.train.stages.gpu_route import use_unsloths_gpu_trainers
+use_unsloths_gpu_trainers()  # what Unsloth does to TRL on a GPU at import
 patched = every_config()
 print("RESULT " + json.dumps({"plain": plain, "patched": patched}))
 """
