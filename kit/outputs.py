@@ -4,6 +4,8 @@
                           memory): re-run with `--config OUT/run.yaml`
     OUT/metrics.jsonl     one JSON object per logged step (reward, reward_std, rewards/<name>/mean, ...)
     OUT/eval.json         held-out scores before and after training (eval.n prompts; 0 turns it off)
+    OUT/recipe/           a copy of a user's recipe file (run.yaml's `inputs` has its path and sha256)
+    OUT/held_out.json     the rows held out of a local training file (eval.holdout), which `kit eval` scores
     OUT/adapter/          the LoRA adapter + tokenizer
     OUT/merged/           the adapter merged into 16-bit weights; loads with plain transformers
     OUT/gguf/             GGUF files, an Ollama Modelfile and verification.json (save.formats has gguf)
@@ -23,7 +25,7 @@ from pathlib import Path
 VERIFICATION = "verification.json"  # beside the GGUF files, wherever `kit export` writes them
 LOCK_NAME = ".run.lock"
 # run.yaml's sections that record what the run used, after its settings; reading it back as a config drops them
-RUN_RECORDS = ("versions", "trainer", "memory", "cpu")
+RUN_RECORDS = ("inputs", "versions", "trainer", "memory", "cpu", "adaptive_weights")
 
 
 def write_run_section(run_file: Path, key: str, value: dict) -> None:
@@ -65,6 +67,14 @@ class RunDir:
     @property
     def eval(self) -> Path:
         return self.root / "eval.json"
+
+    @property
+    def recipe_copy(self) -> Path:
+        return self.root / "recipe"  # a copy of a user's recipe file, as the run read it
+
+    @property
+    def held_out(self) -> Path:
+        return self.root / "held_out.json"
 
     @property
     def samples(self) -> Path:
@@ -110,6 +120,10 @@ class RunDir:
     def checkpoints(self) -> Path:
         return self.root / "checkpoints"
 
+    def stage_checkpoints(self, stage: str | None) -> Path:
+        """A GRPO stage's checkpoints: OUT/checkpoints for a run's one GRPO stage, else OUT/checkpoints/<stage>."""
+        return self.checkpoints if stage is None else self.checkpoints / stage
+
     @property
     def sft_checkpoints(self) -> Path:
         return self.root / "checkpoints-sft"  # the trainer's scratch folder; the warm start saves no checkpoint
@@ -120,8 +134,8 @@ class RunDir:
 
     def early_entries(self) -> set[str]:
         """What a run writes before its first GRPO checkpoint: an OUT holding only these is a start to clear."""
-        paths = (self.run_file, self.metrics, self.eval, self.samples, self.diagnostics, self.distributed,
-                 self.plots, self.checkpoints, self.sft_checkpoints)
+        paths = (self.run_file, self.recipe_copy, self.held_out, self.metrics, self.eval, self.samples,
+                 self.diagnostics, self.distributed, self.plots, self.checkpoints, self.sft_checkpoints)
         return {p.name for p in paths}
 
     def finished_outputs(self) -> list[Path]:

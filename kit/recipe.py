@@ -68,8 +68,12 @@ USER_MODULE_PREFIX = "kit_user_recipe_"  # a recipe file's module name in sys.mo
 
 
 def default_scoring(rewards: RewardBundle) -> Scoring:
-    """Without an EVAL: a completion is right when the top-weighted reward gives it 0.5 or more."""
+    """Without an EVAL: a completion is right when the top-weighted reward gives it 0.5 or more (never a penalty:
+    a reward with a negative weight counts against a completion)."""
     main = max(rewards.rewards, key=lambda r: r.weight)
+    if main.weight <= 0:
+        raise KitError("no reward with a positive weight to judge by; give the recipe an EVAL = Scoring(...) that "
+                       "says what counts as right (kit/rewards/scoring.py)")
     return Scoring(strict=Passes(main.fn, 0.5), lenient=Passes(main.fn, 0.5))
 
 

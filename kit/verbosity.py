@@ -38,3 +38,6 @@ def quiet_libraries() -> None:
     warnings.filterwarnings("ignore", message=".*torch.distributed.reduce_op.*")
     warnings.filterwarnings("ignore", module="torchao")
     warnings.filterwarnings("ignore", message=".*register_constant.*")
+    # Unsloth's loader sets HF_HUB_ENABLE_HF_TRANSFER in its process; every process started from it (a rank, a
+    # doctor's worker, a test's subprocess) then hears huggingface_hub call the variable deprecated
+    warnings.filterwarnings("ignore", message=".*HF_HUB_ENABLE_HF_TRANSFER.*")

@@ -92,10 +92,11 @@ def test_a_local_file_without_eval_path_holds_out_a_seeded_share_it_never_trains
     from kit.data import split_off_held_out
 
     rows = Dataset.from_list([{"question": f"q{i}", "answer": str(i)} for i in range(50)])
-    train, held = split_off_held_out(rows, 0.1, 200, seed=3407, source="my.jsonl")
+    train, held, indices = split_off_held_out(rows, 0.1, 200, seed=3407, source="my.jsonl")
     assert len(held) == 5 and len(train) == 45
+    assert held["question"] == [f"q{i}" for i in indices]
     assert not set(held["question"]) & set(train["question"])
-    again_train, again_held = split_off_held_out(rows, 0.1, 200, seed=3407, source="my.jsonl")
+    _, again_held, _ = split_off_held_out(rows, 0.1, 200, seed=3407, source="my.jsonl")
     assert again_held["question"] == held["question"]  # a resumed run scores the same rows
     assert "5 of the 50 rows of my.jsonl (eval.holdout 0.1, seed 3407) are held out" in capsys.readouterr().out
     assert len(split_off_held_out(rows, 0.5, 8, seed=1, source="f")[1]) == 8  # at most eval.n

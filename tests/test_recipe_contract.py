@@ -163,8 +163,8 @@ def test_recipes_import_the_bundle_from_kit_rewards():
 
 
 def test_the_rewards_check_takes_a_bundle_and_samples_not_a_recipe(capsys):
-    def says_yes(completions, **kwargs):
-        return [float(c == "yes") for c in completions]
+    def says_yes(completions, **kwargs):  # a text sample arrives as training passes it: a chat message
+        return [float(c == [{"role": "assistant", "content": "yes"}]) for c in completions]
 
     samples = load_samples(None, [{"label": "good", "completion": "yes"}, {"label": "bad", "completion": "no"}], "t")
     runs = run_bundle(RewardBundle((says_yes, 2.0)), samples)

@@ -15,6 +15,7 @@ from kit import ranks
 from kit.cli.parser import build_parser
 from kit.diskspace import disk_full_error, is_disk_full
 from kit.errors import KitError
+from kit.user_code import print_traceback
 from kit.verbosity import quiet_libraries, set_verbose
 
 # What a Ctrl-C outside training leaves, by command: folders are written under temporary names and renamed
@@ -39,7 +40,7 @@ def cli_layer(args: argparse.Namespace) -> dict:
         ("launch", "num_processes"): getattr(args, "num_processes", None),
         ("launch", "launcher"): getattr(args, "launcher", None),
     }
-    layer: dict = {"recipe": args.recipe}
+    layer: dict = {"recipe": args.recipe} if args.recipe else {}
     for (section, key), value in flags.items():
         if value is not None:
             layer.setdefault(section, {})[key] = value
@@ -53,6 +54,8 @@ def cli_layer(args: argparse.Namespace) -> dict:
 def train_command(args: argparse.Namespace) -> int:
     from kit.train.start import TrainRequest, start_training
 
+    if args.recipe and "=" in args.recipe and not Path(args.recipe).exists():  # `kit train --config F key=value`
+        args.overrides, args.recipe = [args.recipe, *args.overrides], None
     return start_training(TrainRequest(args.recipe, cli_layer(args), config_file=args.config, out=args.out,
                                        resume=args.resume, plan_gpu=args.gpu, skip_plan=args.skip_plan,
                                        argv=tuple(args.argv[1:])))
@@ -88,14 +91,38 @@ def export_command(args: argparse.Namespace) -> int:
 
 
 def rewards_command(args: argparse.Namespace) -> int:
+    """The rewards on sample completions (--completions, else the recipe's own), then the gold-answer check on
+    training rows (--data, else the recipe's sample data): exit 1 on anything training would stop on."""
     from kit.recipes import load_recipe
     from kit.rewards.check import load_samples, print_report, run_bundle
 
     recipe = load_recipe(args.recipe)
-    samples = load_samples(args.completions, recipe.sample_completions, recipe.name)
-    runs = run_bundle(recipe.rewards, samples, recipe.toolbox)
-    print_report(runs, samples)
-    return 1 if any(run.error for run in runs) else 0
+    refused = False
+    if args.completions or recipe.sample_completions or not (args.data or recipe.write_sample):
+        samples = load_samples(args.completions, recipe.sample_completions, recipe.name)
+        runs = run_bundle(recipe.rewards, samples, recipe.toolbox)
+        print_report(runs, samples)
+        refused = any(run.refusals for run in runs)  # what training would stop on
+    return 1 if check_gold_answers_of(recipe, args.data) or refused else 0
+
+
+def check_gold_answers_of(recipe, data: str | None) -> bool:
+    """The gold-answer check training runs first (kit.rewards.gold_check), on the rows of `data` or the recipe's
+    sample; True when training would refuse to start."""
+    from kit.config import SAMPLE_DATA, DataConfig
+    from kit.data import load_rows
+    from kit.rewards.gold_check import check_gold_answers
+
+    if not (data or recipe.write_sample):
+        print("gold answers: not checked: the recipe ships no sample data; pass --data FILE (its training rows)")
+        return False
+    gold = check_gold_answers(recipe, load_rows(recipe, DataConfig(path=data or SAMPLE_DATA)), recipe.rewards)
+    print(gold.summary)
+    for warning in gold.warnings:
+        print(f"warning: {warning}")
+    if gold.problem:
+        print(f"error: {gold.problem}")
+    return gold.problem is not None
 
 
 def eval_command(args: argparse.Namespace) -> int:
@@ -161,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         return commands[args.command](args)
     except KitError as err:
         close_progress_bars()
+        print_traceback(err)  # with -v, where in the recipe's own code it failed
         print(f"error: {err}", file=sys.stderr)
         ranks.record_failure(err)  # in a rank of a multi-process run, the launcher reports it
         return 2

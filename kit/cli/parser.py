@@ -19,7 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     settings = {"epilog": settings_text(), "formatter_class": argparse.RawDescriptionHelpFormatter}
     train = commands.add_parser("train", help="train a recipe with GRPO and save adapter + merged model", **settings)
-    train.add_argument("recipe", help="recipe name (gsm8k), dotted module path, or path to a .py file")
+    train.add_argument("recipe", nargs="?", help="recipe name (gsm8k), dotted module path, or path to a .py file "
+                       f"(default: the --config file's `recipe`, e.g. a finished run's {RunDir('OUT').run_file})")
     train.add_argument("--config", help=f"YAML file of settings (same shape as {RunDir('OUT').run_file})")
     train.add_argument("--model", help="hub id or local folder (sets model.name)")
     train.add_argument("--steps", type=int, help="GRPO steps (sets grpo.max_steps)")
@@ -37,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("overrides", nargs="*", metavar="section.key=value",
                        help="any setting listed below, e.g. grpo.beta=0.04")
     train.add_argument("-v", "--verbose", action="store_true",
-                       help="TRL's whole metrics dict every step and every library warning (default: one line a step)")
+                       help="TRL's whole metrics dict every step, every library warning, and the traceback of an error "
+                       "in the recipe's code (default: one line a step)")
 
     export = commands.add_parser("export", help="convert a merged model to GGUF, quantize, verify in llama.cpp")
     export.add_argument("model_dir", help="a merged 16-bit model folder, e.g. outputs/<run>/merged")
@@ -61,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="what generates: vLLM where installed (auto), or transformers")
     evaluate.add_argument("--json",
                           help="where to write the results (default: eval-<model>-<split>.json in the run folder)")
+    add_verbose(evaluate)
 
     push = commands.add_parser("push", help="upload a run to the Hugging Face hub: merged model, adapter, GGUFs, "
                                "its record and a model card")
@@ -78,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
     chat.add_argument("--backend", default="auto", choices=BACKENDS,
                       help="what generates: vLLM where installed (auto), or transformers")
+    add_verbose(chat)
 
     plan = commands.add_parser("plan", help="estimate GPU memory before loading: breakdown, verdict, what fits",
                                **settings)
@@ -93,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
                       "launch.num_processes > 1, which loads with transformers + PEFT)")
     plan.add_argument("overrides", nargs="*", metavar="section.key=value",
                       help="any setting listed below, e.g. grpo.num_generations=16")
+    add_verbose(plan)
 
     doctor = commands.add_parser("doctor", help="can this machine run the default GPU route? GPU, driver, versions, "
                                  "vLLM with 4-bit + LoRA, a few GRPO steps; a JSON for bug reports")
@@ -104,4 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
     check = rewards_commands.add_parser("check", help="run the reward bundle on sample completions, with warnings")
     check.add_argument("recipe", help="recipe name, dotted module path, or .py file")
     check.add_argument("--completions", help='JSONL file: {"completion": ..., <dataset columns>} per line')
+    check.add_argument("--data", help="training rows for the gold-answer check: a local .jsonl/.csv/.parquet file "
+                       "(default: the recipe's sample data)")
+    add_verbose(check)
     return parser
+
+
+def add_verbose(command: argparse.ArgumentParser) -> None:
+    """-v on a command that runs a recipe's code (train has its own, which says more)."""
+    command.add_argument("-v", "--verbose", action="store_true",
+                         help="the traceback of an error in the recipe's code, and every library warning")

@@ -11,6 +11,7 @@ import difflib
 from typing import TYPE_CHECKING
 
 from kit.config.formats import format_problems
+from kit.config.stages import stage_plans, stage_problems
 from kit.config.trl_fields import GRPO_CONFIG_FIELDS, SFT_CONFIG_FIELDS, TRL_VERSION
 
 if TYPE_CHECKING:
@@ -27,9 +28,8 @@ def cross_field_problems(cfg: RunConfig) -> list[str]:
     problems += loss_problems(cfg.grpo) + stage_and_save_problems(cfg) + launcher_problems(cfg)
     problems += extra_problems("grpo", cfg.grpo, "GRPOConfig", GRPO_CONFIG_FIELDS)
     problems += extra_problems("sft", cfg.sft, "SFTConfig", SFT_CONFIG_FIELDS)
-    for name, weight in cfg.rewards.items():
-        if weight < 0:
-            problems.append(f"rewards.{name}: weight {weight} is negative; use 0 to drop a reward")
+    # rewards.<name> takes any finite weight (the schema refuses NaN and inf): 0 drops the reward, a negative
+    # one makes it a penalty, as in a RewardBundle (TRL adds up weight x value)
     return problems
 
 
@@ -120,9 +120,10 @@ def multi_process_vllm_problems(cfg: RunConfig) -> list[str]:
 
 
 def stage_and_save_problems(cfg: RunConfig) -> list[str]:
-    problems = []
-    if cfg.stages.count("sft") > 1 or cfg.stages.count("grpo") > 1:
-        problems.append(f"stages: {cfg.stages} repeats a stage; each of sft and grpo runs at most once")
+    problems = stage_problems(cfg)
+    for index, plan in enumerate([] if problems else stage_plans(cfg)):  # a stage's own GRPO settings
+        if plan.kind == "grpo" and plan.cfg.grpo != cfg.grpo:
+            problems += [f"stages[{index}]: {p}" for p in loss_problems(plan.cfg.grpo)]
     problems += format_problems(cfg.save.formats)  # a format without the one it is made from
     if "hub" in cfg.save.formats and not cfg.save.hub_repo:
         problems.append("save.formats has hub but save.hub_repo is not set: name the model repository, e.g. "

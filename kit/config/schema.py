@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, Field, PositiveInt, model_validator
+from pydantic import BaseModel, Field, PositiveInt, field_validator, model_validator
 
 from kit.config.rules import cross_field_problems
 from kit.config.sections import (
@@ -22,6 +22,7 @@ from kit.config.sections import (
     Section,
     SFTSection,
 )
+from kit.config.stages import KINDS as STAGE_KINDS
 from kit.errors import KitError
 
 
@@ -38,8 +39,10 @@ class RunConfig(Section):
     data: DataConfig = Field(default_factory=DataConfig)
     grpo: GRPOSection = Field(default_factory=GRPOSection)
     sft: SFTSection = Field(default_factory=SFTSection)
-    stages: list[Literal["sft", "grpo"]] = Field(default_factory=lambda: ["grpo"], min_length=1,
-                                                 description="the training stages, in order, e.g. `[sft, grpo]`")
+    stages: list[Literal["sft", "grpo"] | dict[Literal["sft", "grpo"], dict[str, Any] | None]] = Field(
+        default_factory=lambda: ["grpo"], min_length=1,
+        description="the training stages, in order, e.g. `[sft, grpo]`; an entry may carry its own settings, "
+        "`{grpo: {rewards: {answer_correct: 0}, max_steps: 50}}` (README, Multi-stage training)")
     eval: EvalConfig = Field(default_factory=EvalConfig)
     monitor: MonitorConfig = Field(default_factory=MonitorConfig)
     save: SaveConfig = Field(default_factory=SaveConfig)
@@ -60,6 +63,16 @@ class RunConfig(Section):
         """TRL's generation_batch_size: every process's batch, over its accumulation steps."""
         g = self.grpo
         return g.per_device_train_batch_size * g.gradient_accumulation_steps * self.launch.num_processes
+
+    @field_validator("stages", mode="before")
+    @classmethod
+    def _known_kinds(cls, stages: Any) -> Any:
+        """One sentence for an unknown kind, rather than pydantic's two (one per shape an entry may take)."""
+        for entry in stages if isinstance(stages, list) else []:
+            for kind in [entry] if isinstance(entry, str) else list(entry) if isinstance(entry, dict) else []:
+                if kind not in STAGE_KINDS:
+                    raise ValueError(f"stages: unknown stage {kind!r}; a stage is {' or '.join(STAGE_KINDS)}")
+        return stages
 
     @model_validator(mode="after")
     def _check_cross_field_rules(self) -> RunConfig:

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from kit.cache import cache_dir
 from kit.config import SAMPLE_DATA, DataConfig
-from kit.data.tables import require_columns
+from kit.data.tables import recipe_rows, require_columns
 from kit.errors import KitError
 from kit.recipe import Recipe
+from kit.user_code import call_user
 
 SAMPLE_SPLITS = ("train", "test")  # what a recipe's sample data (write_sample) is written for
 
@@ -33,7 +34,8 @@ def sample_path(recipe: Recipe, split: str) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
     os.close(fd)
     try:
-        recipe.write_sample(Path(tmp), split)
+        call_user(recipe.write_sample, Path(tmp), split, label="write_sample()",
+                  context=lambda: f" writing the sample data of split {split!r}")
         os.replace(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)
@@ -43,7 +45,7 @@ def sample_path(recipe: Recipe, split: str) -> Path:
 def load_rows(recipe: Recipe, cfg: DataConfig, rewards=None):
     """The recipe's rows, checked and limited; needs no model, so it runs before loading one."""
     source = str(sample_path(recipe, cfg.split)) if cfg.path == SAMPLE_DATA else cfg.path
-    dataset = recipe.prepare(cfg.split, source)
+    dataset = recipe_rows(recipe.prepare, cfg.split, source)
     check_prompts(dataset, recipe.name)
     if cfg.limit is not None:
         dataset = dataset.select(range(min(cfg.limit, len(dataset))))
@@ -85,17 +87,18 @@ def holds_out_of_training(data_path: str | None, eval_path: str | None) -> bool:
 
 
 def split_off_held_out(rows, share: float, most: int, seed: int, source: str):
-    """(training rows, held-out rows): `share` of the rows (at most `most`), drawn with `seed`, never trained on."""
+    """(training rows, held-out rows, their indices in `rows`): `share` of the rows (at most `most`), drawn with
+    `seed`, never trained on. The indices go to OUT/held_out.json, so `kit eval` scores the same rows."""
     count = min(most, round(share * len(rows)))
     if count < 1 or count >= len(rows):
         print(f"eval: skipped: {len(rows)} rows in {source} are too few to hold out {share:.0%} of them")
-        return rows, None
+        return rows, None, []
     order = list(range(len(rows)))
     random.Random(seed).shuffle(order)
     held, kept = sorted(order[:count]), sorted(order[count:])
     print(f"eval: no eval.path: {count} of the {len(rows)} rows of {source} (eval.holdout {share:g}, seed {seed}) are "
           f"held out for the before/after scores and not trained on; set eval.path to score another file")
-    return rows.select(kept), rows.select(held)
+    return rows.select(kept), rows.select(held), held
 
 
 def prepare_dataset(recipe: Recipe, cfg: DataConfig, tokenizer, rewards=None):

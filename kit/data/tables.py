@@ -1,5 +1,5 @@
 """Reading a recipe's data: a local file or a hub dataset as a table, its columns checked, and the rows a
-recipe keeps after its own checks (the helpers a recipe's `prepare` uses)."""
+recipe keeps after its own checks (the helpers a recipe's `prepare` uses); and the call of `prepare` itself."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kit.config import SAMPLE_DATA, DataConfig
 from kit.errors import KitError
+from kit.user_code import call_user, described
 
 LOCAL_FORMATS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 TEXT_FORMATS = {"json", "csv"}
@@ -34,7 +35,16 @@ def load_table(source: str | None, hub_id: str, split: str, hub_config: str | No
     try:
         return datasets.load_dataset(kind, data_files=str(path), split="train")
     except Exception as err:  # datasets wraps parser errors in several types
-        raise KitError(f"cannot read data file {path} as {kind}: {err}") from None
+        raise KitError(f"cannot read data file {path} as {kind}: {described(err)}") from None
+
+
+def recipe_rows(prepare, split: str, source: str | None):
+    """What the recipe's prepare(split, source) returns. An empty file is refused before it reads it (`datasets`
+    says that with a StopIteration); what its code raises is one line (kit.user_code)."""
+    if source is not None and (problem := empty_file_problem(Path(source))):
+        raise KitError(problem)
+    return call_user(prepare, split, source, label="prepare()",
+                     context=lambda: f" reading {source or 'its hub dataset'} (split {split!r})")
 
 
 def check_local_files(data: DataConfig, eval_path: str | None) -> None:
@@ -51,7 +61,17 @@ def local_file_problem(path: Path) -> str | None:
         return f"data file {path} has an unknown type; use one of: {', '.join(LOCAL_FORMATS)}"
     if not path.is_file():
         return f"data file {path} does not exist"
-    return None
+    return empty_file_problem(path)
+
+
+def empty_file_problem(path: Path, most: int = 1 << 16) -> str | None:
+    """An existing file with no bytes, or only blank lines (a small one is read to tell)."""
+    try:
+        size = path.stat().st_size
+        blank = size == 0 or (size <= most and not path.read_bytes().strip())
+    except OSError:  # not there, or not readable: whoever reads it says so
+        return None
+    return f"data file {path} is empty; give a file with at least one row" if blank else None
 
 
 def require_utf8(path: Path, chunk: int = 1 << 20) -> None:

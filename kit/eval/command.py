@@ -11,13 +11,15 @@ from contextlib import closing
 from pathlib import Path
 
 from kit import cpu_threads
-from kit.config import DataConfig
+from kit.config import SAMPLE_DATA, DataConfig
 from kit.data import load_rows
+from kit.data.held_out import HeldOutRecord, count_trained, trained_prompts
+from kit.digest import file_sha256
 from kit.errors import KitError
 from kit.eval.evaluate import EvalResult, compare, evaluate, format_table, write_json
 from kit.eval.generate import Sampling
 from kit.models.inference import Loaded, is_adapters_base, load_for_inference
-from kit.outputs import eval_file_name, run_file_beside
+from kit.outputs import RunDir, eval_file_name, run_file_beside
 from kit.recipe import Recipe
 from kit.rewards.code import prepare_code_rewards
 
@@ -32,6 +34,54 @@ def run_context(model_path: str | None, adapter: str | None) -> dict:
         if candidate and run_file_beside(candidate).is_file():
             return yaml.safe_load(run_file_beside(candidate).read_text()) or {}
     return {}
+
+
+def run_folder(model_path: str | None, adapter: str | None) -> RunDir | None:
+    """OUT, when the model scored is a run's OUT/merged or OUT/adapter (run.yaml beside it)."""
+    for candidate in (adapter, model_path):
+        if candidate and run_file_beside(candidate).is_file():
+            return RunDir(Path(candidate).parent)
+    return None
+
+
+def rows_to_score(recipe: Recipe, run: dict, out: RunDir | None, data: str | None, split: str, n: int):
+    """(rows, how many of them the run trained on, where they come from, in words).
+
+    Without --data, a run's model is scored on that run's held-out data: the rows it held out of its training file
+    (OUT/held_out.json), else its eval.path, else the recipe's test split. Rows the run trained on are counted
+    wherever they come from the run's own training data (same file or hub split), and said in the table."""
+    record = HeldOutRecord.read(out.held_out) if out and data is None else None
+    settings = prompt_settings(run)
+    if record:
+        everything = load_rows(recipe, record.data_config(settings.get("max_prompt_length", 512)))
+        rows = record.select(everything, out.held_out)
+        rows = rows.select(range(min(n, len(rows))))
+        return rows, 0, f"{record.source}: the run's held-out rows ({out.held_out}), never trained on"
+    data = data or (run.get("eval") or {}).get("path") or (run.get("data") or {}).get("path")
+    rows = load_rows(recipe, DataConfig(path=data, split=split, limit=n, **settings))
+    trained = run_training_prompts(recipe, run, out, data, split)
+    trained_on = count_trained(rows, trained) if trained else 0
+    return rows, trained_on, f"{data or 'the hub'} ({split})"
+
+
+def run_training_prompts(recipe: Recipe, run: dict, out: RunDir | None, data: str | None, split: str) -> set[str]:
+    """The prompts the run trained on (less those it held out) when `data` and `split` are its training data;
+    else an empty set."""
+    trained = run.get("data") or {}
+    local_file = data not in (None, SAMPLE_DATA)  # a recipe reads a local file whole, whatever the split
+    if not run or not same_source(data, trained.get("path")) or \
+            (not local_file and split != trained.get("split", "train")):
+        return set()
+    rows = load_rows(recipe, DataConfig(**{k: v for k, v in trained.items() if k in DataConfig.model_fields}))
+    return trained_prompts(rows, HeldOutRecord.read(out.held_out) if out else None)
+
+
+def same_source(a: str | None, b: str | None) -> bool:
+    """Two data settings name the same data: the same hub dataset (None), or the same local file."""
+    if a is None or b is None or SAMPLE_DATA in (a, b):
+        return a == b
+    return Path(a).resolve() == Path(b).resolve() or (
+        Path(a).is_file() and Path(b).is_file() and file_sha256(a) == file_sha256(b))
 
 
 def prompt_settings(run: dict) -> dict:
@@ -100,8 +150,7 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
     if json_path:
         require_folder_for(Path(json_path))
     run = run_context(model, adapter)
-    data = data or (run.get("eval") or {}).get("path") or (run.get("data") or {}).get("path")
-    rows = load_rows(recipe, DataConfig(path=data, split=split, limit=n, **prompt_settings(run)))
+    rows, trained_on, data = rows_to_score(recipe, run, run_folder(model, adapter), data, split, n)
     # the code recipe's rewards run model code: the same isolation (or refusal) and row checks as training
     sandbox = prepare_code_rewards(run.get("code_isolation", "auto"),
                                    [*recipe.rewards.funcs, *recipe.toolbox.functions()], rows)
@@ -113,8 +162,10 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
     sampling = Sampling(max_new_tokens=tokens, chat_template_kwargs=template_options,
                         max_tool_rounds=tool_rounds(run, recipe))
     cpu_threads.start(run.get("cpu_threads", "auto"))
-    print(f"eval: {len(rows)} prompts from {data or 'the hub'} ({split}), up to {tokens} new tokens, greedy")
+    print(f"eval: {len(rows)} prompts from {data}, up to {tokens} new tokens, greedy")
     results = score_models(recipe, rows, sampling, model, adapter, baseline, backend)
+    for result in results:
+        result.trained_on = trained_on
     print(format_table(results))
     source = Path(adapter or model or ".")
     name = eval_file_name(source, split)

@@ -35,6 +35,7 @@ class EvalResult:
     mean_length: float
     samples: list[dict] = field(default_factory=list)
     tools: dict[str, float] | None = None  # with a recipe's tools: kit.tools.stats.tool_stats of the transcripts
+    trained_on: int = 0  # of the n prompts, how many the model was trained on (where the kit can tell)
 
 
 def evaluate(model, tokenizer, recipe: Recipe, rows, sampling: Sampling, name: str, lora_request=None,
@@ -120,9 +121,15 @@ def format_table(results: list[EvalResult]) -> str:
         rows += [(title, lambda r, k=key, f=shape: "-" if r.tools is None else f(r.tools[k]))
                  for title, key, shape in TOOL_ROWS]
     label = max(len(row[0]) for row in rows)
-    lines = [f"{'n = ' + str(results[0].n):{label}}  " + "  ".join(f"{r.name:>{width}}" for r in results)]
+    lines = [trained_on_warning(results[0])] if results[0].trained_on else []
+    lines += [f"{'n = ' + str(results[0].n):{label}}  " + "  ".join(f"{r.name:>{width}}" for r in results)]
     lines += [f"{title:{label}}  " + "  ".join(f"{get(r):>{width}}" for r in results) for title, get in rows]
     return "\n".join(lines)
+
+
+def trained_on_warning(result: EvalResult) -> str:
+    return (f"WARNING: {result.trained_on} of these {result.n} prompts were TRAINED ON: these scores are not "
+            "held-out scores")
 
 
 TOOL_ROWS = [("replies calling a tool", "calling", lambda v: _pct(v)),

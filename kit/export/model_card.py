@@ -76,6 +76,13 @@ def verification(out: RunDir, file_name: str) -> str:
     return "verified in llama.cpp against the merged model" if report.get("ok") else "FAILED verification"
 
 
+
+def stage_text(entry) -> str:
+    """A `stages` entry as written: `sft`, or `{grpo: {max_steps: 50, ...}}` on one line."""
+    import yaml
+
+    return entry if isinstance(entry, str) else yaml.safe_dump(entry, default_flow_style=True, width=1000).strip()
+
 def settings_section(run: dict) -> list[str]:
     if not run:
         return []
@@ -85,7 +92,7 @@ def settings_section(run: dict) -> list[str]:
         lines += [f"- {section}.{key}: `{values[key]}`" for key in keys if key in values]
     stages = run.get("stages")
     if stages:
-        lines.append(f"- stages: {', '.join(stages)}")
+        lines.append(f"- stages: {', '.join(map(stage_text, stages))}")
     versions = run.get("versions") or {}
     if versions:
         lines += ["", "Versions: " + ", ".join(f"{name} {version}" for name, version in versions.items())]

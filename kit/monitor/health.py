@@ -34,11 +34,12 @@ class HealthMonitor:
     """Pure logic: feed it TRL's logged metrics step by step; it says what started going wrong."""
 
     def __init__(self, beta: float = 0.0, window: int = 20, ranges: dict[str, tuple] | None = None,
-                 tools: bool = False):
+                 tools: bool = False, weights: dict[str, float] | None = None):
         self.beta = beta
         self.tools = tools  # the recipe has tools: watch how the model uses them (tools/* from ToolStats)
         self.window = window
         self.ranges = ranges or {}  # reward name -> its documented (low, high); [0, 1] when not known
+        self.weights = weights or {}  # reward name -> its weight; a negative one makes it a penalty (1 when not known)
         self.history: deque[dict] = deque(maxlen=window)
         self.active: set[str] = set()
         self.noted_beta = False
@@ -97,10 +98,12 @@ class HealthMonitor:
             means = [m.get(f"rewards/{name}/mean") for m in last]
             stds = [m.get(f"rewards/{name}/std") for m in last]
             if len(last) == 5 and None not in means and None not in stds and max(stds) < 1e-6:
-                level = _extreme(means[-1], *self.ranges.get(name, (0.0, 1.0)))
+                weight = self.weights.get(name, 1.0)
+                level = _extreme(means[-1], *self.ranges.get(name, (0.0, 1.0)), weight)
                 if level:
-                    yield f"stuck:{name}", (f"reward {name} stuck at its {level} ({means[-1]:g}) for 5 steps: it gives "
-                                            "no signal; soften it, reweight it, or drop it.")
+                    named = f"{name} (weight {weight:g})" if weight < 0 else name  # a penalty: which end is which
+                    yield f"stuck:{name}", (f"reward {named} stuck at its {level} ({means[-1]:g}) for 5 steps: it "
+                                            "gives no signal; soften it, reweight it, or drop it.")
 
 
 def tool_checks(recent: list[dict]):
@@ -125,13 +128,14 @@ def tool_checks(recent: list[dict]):
                                  "\"arguments\": {...}}</tool_call>, as the template shows; see the run's samples.")
 
 
-def _extreme(value: float, low: float | None, high: float | None) -> str | None:
-    """'minimum' or 'maximum' when a reward sits at an end of its range. A penalty (range up to 0) at its
-    maximum is a penalty nothing has earned: no warning."""
+def _extreme(value: float, low: float | None, high: float | None, weight: float = 1.0) -> str | None:
+    """'minimum' or 'maximum' when a reward sits at an end of its range. A penalty at the end that adds the most
+    to the total, when that is 0 or less, is a penalty nothing has earned: no warning. That end is the maximum of
+    a range up to 0 (DAPO's overlong punishment), or the minimum of a 0..1 reward given a negative weight."""
     low, high = 0.0 if low is None else low, 1.0 if high is None else high
-    if value <= low:
-        return "minimum"
-    return "maximum" if value >= high and high > 0 else None
+    level = "minimum" if value <= low else "maximum" if value >= high else None
+    best, best_pay = ("maximum", weight * high) if weight >= 0 else ("minimum", weight * low)
+    return None if level == best and best_pay <= 0 else level
 
 
 def say(line: str) -> None:
@@ -178,8 +182,9 @@ class HealthCallback(TrainerCallback):
 class SampleLogger(TrainerCallback):
     """Every `every` steps: a few of the latest completions with each reward, to samples.jsonl and the console.
 
-    Each line also carries the dataset columns the rewards read (e.g. `answer`), so the file is a ready
-    input for `python -m kit rewards check RECIPE --completions OUT/samples.jsonl`.
+    A line keeps the completion as the rewards got it (a chat recipe's: its messages, a tool-using one's whole
+    transcript) and the dataset columns the rewards read (e.g. `answer`), so the file is a ready input for
+    `python -m kit rewards check RECIPE --completions OUT/samples.jsonl`. The console shows its text.
     """
 
     def __init__(self, path: Path, every: int = 10, count: int = 3, seed: int = 0, dataset=None,
@@ -205,13 +210,12 @@ class SampleLogger(TrainerCallback):
             for i in picks:
                 completion = recorded["completion"][i]
                 sample = {"step": state.global_step, "prompt": completion_text(recorded["prompt"][i]),
-                          "completion": completion_text(completion),
-                          **({"transcript": completion} if has_tool_turns(completion) else {}),
+                          "completion": completion,
                           **self.rows_by_prompt.get(prompt_key(recorded["prompt"][i]), {}),
                           "rewards": {name: values[i] for name, values in recorded["rewards"].items()}}
                 f.write(json.dumps(sample) + "\n")
                 rewards = " ".join(f"{n}={v:.2g}" for n, v in sample["rewards"].items())
-                shown = transcript_text(completion) if "transcript" in sample else sample["completion"]
+                shown = transcript_text(completion) if has_tool_turns(completion) else completion_text(completion)
                 text = " ".join(shown.split())
                 say(f"sample (step {state.global_step}): {text[:90]!r}  {rewards}")
 
@@ -235,7 +239,7 @@ class ToolStats(TrainerCallback):
 
 
 def has_tool_turns(completion) -> bool:
-    """A completion with tool calls or results in it (its sample then keeps the whole transcript)."""
+    """A completion with tool calls or results in it (shown as its whole transcript, not its last reply)."""
     return isinstance(completion, list) and any(
         isinstance(m, dict) and (m.get("role") == "tool" or m.get("tool_calls")) for m in completion)
 

@@ -32,3 +32,19 @@ def _jsonable(value):
 
 def read_metrics(path: Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def grpo_steps(records: list[dict]) -> list[dict]:
+    """The GRPO steps' records (those logging a reward), each with `run_step`: its step counted across the run.
+
+    Each GRPO stage's trainer counts its steps from 1; with several stages (kit.config.stages), the second
+    stage's step 1 follows the first stage's last step on one axis."""
+    steps, offset, stage, last = [], 0, None, 0
+    for record in records:
+        if "reward" not in record:
+            continue
+        if record.get("stage") != stage:
+            offset, stage = offset + last, record.get("stage")
+        last = record["step"]
+        steps.append({**record, "run_step": offset + record["step"]})
+    return steps

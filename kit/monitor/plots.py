@@ -19,11 +19,12 @@ def plot_run(out: RunDir | Path) -> Path | None:
     matplotlib.use("Agg")  # files only; no display needed
     import matplotlib.pyplot as plt
 
-    from kit.monitor.metrics import read_metrics
+    from kit.monitor.metrics import grpo_steps, read_metrics
 
     out = RunDir(out)
     # metrics.jsonl keeps a non-finite value as a string ("nan"): a step without a number has no point to draw
-    metrics = [m for m in read_metrics(out.metrics) if finite(m.get("reward"))] if out.metrics.exists() else []
+    steps = grpo_steps(read_metrics(out.metrics)) if out.metrics.exists() else []
+    metrics = [m for m in steps if finite(m.get("reward"))]
     evaluations = json.loads(out.eval.read_text())["results"] if out.eval.exists() else []
     if not metrics and not evaluations:
         return None
@@ -43,7 +44,7 @@ def draw_rewards(ax, metrics: list[dict]) -> None:
     if not metrics:
         ax.text(0.5, 0.5, "no GRPO steps logged", ha="center", transform=ax.transAxes)
         return
-    steps = [m["step"] for m in metrics]
+    steps = [m["run_step"] for m in metrics]
     reward = [m["reward"] for m in metrics]
     ax.plot(steps, reward, color="#9ab", linewidth=1, label="reward (weighted sum)")
     window = max(1, len(reward) // 10)
@@ -52,9 +53,21 @@ def draw_rewards(ax, metrics: list[dict]) -> None:
     ax.plot(steps, smooth, color="#1f5f8b", linewidth=2, label=f"mean of last {window}")
     std = [m.get("reward_std", 0.0) if finite(m.get("reward_std", 0.0)) else math.nan for m in metrics]  # a gap
     ax.plot(steps, std, color="#d98c1f", linewidth=1, label="reward_std (learning signal)")
+    mark_stages(ax, metrics)
     ax.set_xlabel("step")
     ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
+
+
+def mark_stages(ax, metrics: list[dict]) -> None:
+    """With several GRPO stages: a line where each begins, with its name."""
+    starts = [(m["run_step"], m["stage"]) for i, m in enumerate(metrics)
+              if i == 0 or m.get("stage") != metrics[i - 1].get("stage")]
+    if len(starts) < 2:
+        return
+    for step, name in starts:
+        ax.axvline(step, color="gray", linestyle=":", linewidth=1)
+        ax.text(step, 1.0, f" {name}", transform=ax.get_xaxis_transform(), fontsize=7, va="top", color="gray")
 
 
 def finite(value) -> bool:
@@ -98,12 +111,10 @@ def plot_metrics(out: RunDir | Path) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from kit.monitor.metrics import read_metrics
+    from kit.monitor.metrics import grpo_steps, read_metrics
 
     out = RunDir(out)
-    path = out.metrics
-    rows = ([m for m in read_metrics(path) if m.get("stage", "grpo") == "grpo" and "reward" in m]
-            if path.exists() else [])
+    rows = grpo_steps(read_metrics(out.metrics)) if out.metrics.exists() else []
     if not rows:
         return None
     keys = set().union(*rows)
@@ -112,7 +123,7 @@ def plot_metrics(out: RunDir | Path) -> Path | None:
         ax.set_title(title, fontsize=10)
         drawn = False
         for key in pick(keys):
-            points = [(m["step"], m[key]) for m in rows if isinstance(m.get(key), (int, float))]
+            points = [(m["run_step"], m[key]) for m in rows if isinstance(m.get(key), (int, float))]
             if points:
                 ax.plot(*zip(*points), label=key.removeprefix("rewards/").removesuffix("/mean"), linewidth=1.2)
                 drawn = True

@@ -87,14 +87,22 @@ def sample_lines(out: RunDir) -> list[str]:
         for s in (s for s in samples if s["step"] == step):
             # TRL logs a reward that does not apply to a row (None) as NaN: left out either way
             rewards = ", ".join(f"{k} {v:.2g}" for k, v in s["rewards"].items() if v is not None and v == v)
-            # a tool-using completion as its whole transcript, given room for its turns
-            completion, limit = (transcript_text(s["transcript"]), 400) if "transcript" in s else (s["completion"], 160)
-            lines += [f"- prompt: `{_short(s['prompt'])}`", f"  completion: `{_short(completion, limit)}`",
+            lines += [f"- prompt: `{_short(s['prompt'])}`", f"  completion: `{_short(*_shown(s))}`",
                       f"  rewards: {rewards}"]
         lines.append("")
         if steps[0] == steps[-1]:
             break
     return lines
+
+
+def _shown(sample: dict) -> tuple[str, int]:
+    """A sample's completion as text, and how much of it to show: a tool-using one as its whole transcript,
+    given room for its turns. Its messages are under "completion" (under "transcript" in earlier runs' files,
+    whose "completion" was text)."""
+    completion = sample.get("transcript", sample["completion"])
+    if isinstance(completion, str):
+        return completion, 160
+    return transcript_text(completion), 400 if len(completion) > 1 else 160
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -153,12 +153,17 @@ def config_path(name: str) -> Path:
         if not (local / "config.json").is_file():
             raise KitError(f"{local} has no config.json; give the folder of a Hugging Face model")
         return local / "config.json"
-    from huggingface_hub import hf_hub_download
+    import httpx
+    from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url, try_to_load_from_cache
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
     try:  # falls back to the local cache when the hub cannot be reached
+        if not isinstance(try_to_load_from_cache(name, "config.json"), str):
+            # Ask once first: with nothing cached, hf_hub_download asks a hub it cannot reach six times more, over
+            # 24 s of "Retrying in 8s" lines, and no argument or setting of its own turns that off.
+            get_hf_file_metadata(hf_hub_url(name, "config.json"))
         return Path(hf_hub_download(name, "config.json"))
-    except (LocalEntryNotFoundError, HfHubHTTPError, OSError, ValueError) as err:
+    except (LocalEntryNotFoundError, HfHubHTTPError, httpx.HTTPError, OSError, ValueError) as err:
         raise KitError(f"cannot read config.json for '{name}': not a local folder, not in the Hugging Face cache, "
                        f"and the hub did not answer ({type(err).__name__}). Give a local folder holding the "
                        f"model's config.json, or check the model id.") from None

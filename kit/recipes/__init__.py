@@ -21,6 +21,7 @@ from types import ModuleType
 
 from kit.errors import KitError, first_line
 from kit.recipe import USER_MODULE_PREFIX, Recipe, recipe_from_module
+from kit.user_code import UserCodeError, traceback_hint
 
 
 def known_recipes() -> list[str]:
@@ -70,16 +71,30 @@ def _import_file(spec: str) -> ModuleType:
 
 @contextmanager
 def _syntax_errors_named(spec: str):
-    """A recipe (or a module it imports) that does not parse: its file, line and Python's complaint."""
+    """A recipe (or a module it imports) that does not parse, or raises while it is imported: its file, line and
+    Python's complaint, in one line (kit.user_code); -v shows the traceback."""
     try:
         yield
     except SyntaxError as err:
-        raise KitError(f"recipe '{spec}': syntax error in {err.filename}, line {err.lineno}: {err.msg}; "
-                       "fix that line (python -m py_compile FILE shows the same)") from None
-    except (KitError, ModuleNotFoundError):
-        raise  # said already; a missing module is told apart by the caller
+        raise UserCodeError(f"recipe '{spec}': syntax error in {err.filename}, line {err.lineno}: {err.msg}; fix "
+                            f"that line; {traceback_hint()}") from err
+    except KitError:
+        raise  # said already
+    except ModuleNotFoundError as err:
+        if err.name and (spec == err.name or spec.startswith(f"{err.name}.")):
+            raise  # the recipe's own module (or its package) is not there: the caller says so
+        raise _import_error(spec, err, "install the package that provides it into the kit's environment, or "
+                            "fix the import") from err
     except Exception as err:  # the recipe's own code failed while it was imported
-        frame = traceback.extract_tb(err.__traceback__)[-1]
-        raise KitError(f"recipe '{spec}' raised {type(err).__name__} while it was imported ({frame.filename}, line "
-                       f"{frame.lineno}): {first_line(err)}; fix the recipe, or run python {frame.filename} to "
-                       "see the whole error") from None
+        raise _import_error(spec, err, "fix the recipe") from err
+
+
+def _import_error(spec: str, err: Exception, fix: str) -> UserCodeError:
+    """The line of the recipe's own file it failed at: the last frame in the file of the first module frame (the
+    recipe's top level), rather than in a library it called."""
+    frames = [frame for frame in traceback.extract_tb(err.__traceback__) if not frame.filename.startswith("<")]
+    top = next((frame for frame in frames if frame.name == "<module>"), None)
+    own = [frame for frame in frames if top is not None and frame.filename == top.filename] or frames[-1:]
+    where = f" ({own[-1].filename}, line {own[-1].lineno})" if own else ""
+    return UserCodeError(f"recipe '{spec}' raised {type(err).__name__} while it was imported{where}: "
+                         f"{first_line(err)}; {fix}; {traceback_hint()}")

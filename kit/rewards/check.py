@@ -1,9 +1,19 @@
 """`python -m kit rewards check RECIPE [--completions FILE]`: try a reward bundle before training.
 
 Runs every reward on sample completions (the recipe's SAMPLE_COMPLETIONS, or a JSONL file of
-{"completion": ..., <dataset columns>...}) and prints each function x each sample and the weighted
-total, then warns about what would spoil training: a function that gives every sample the same value
-(no learning signal), a function that raised, a value outside the function's documented range.
+{"completion": ..., <dataset columns>...} such as a run's OUT/samples.jsonl) and prints each function x each
+sample and the weighted total. Then it says
+- what training would refuse, in the words of kit.rewards.guard, which stops a run on it: a reward that raises,
+  returns the wrong count or something other than numbers and None, returns None for every sample (unless
+  row_optional), or cannot run on the empty completions training tries first. The command then exits 1;
+- what would spoil training: a function that gives every sample the same value (no learning signal), NaN or
+  inf, a value outside the function's documented range, a penalty whose negative weight undoes its sign;
+- the samples each reward returned None for: legal ("does not apply to this row"), but worth knowing.
+
+Rewards are called as training calls them: every recipe's prompts are chat messages, so TRL hands a reward
+each completion as messages. One rule for SAMPLE_COMPLETIONS and files alike: a completion written as text
+is passed as [{"role": "assistant", "content": text}], a sample's prompt text (samples.jsonl keeps the last
+message's) as [{"role": "user", "content": text}]; messages go as they are.
 
 It takes a bundle and samples, not a recipe, so any RewardBundle can be tried (kit.recipe builds on
 kit.rewards, not the other way round):
@@ -21,6 +31,7 @@ from pathlib import Path
 
 from kit.errors import KitError
 from kit.rewards.bundle import Reward, RewardBundle
+from kit.rewards.guard import CheckedReward, finite_or_none, is_row_optional, try_on_empty
 from kit.rewards.traits import trait, unwrapped
 
 KIT_RANGE = (0.0, 1.0)  # every kit reward documents [0, 1]
@@ -29,9 +40,10 @@ KIT_RANGE = (0.0, 1.0)  # every kit reward documents [0, 1]
 @dataclass
 class RewardRun:
     reward: Reward
-    values: list[float | None] | None = None
-    error: str | None = None
+    values: list[float | None] | None = None  # None: it broke the reward contract on the samples
+    refusals: list[str] = field(default_factory=list)  # what training would stop on, in the guard's words
     warnings: list[str] = field(default_factory=list)
+    missing: list[int] = field(default_factory=list)  # the samples it returned None for ("does not apply")
 
 
 def load_samples(path: str | None, shipped: list[dict], recipe_name: str) -> list[dict]:
@@ -59,25 +71,53 @@ def load_samples(path: str | None, shipped: list[dict], recipe_name: str) -> lis
     return samples
 
 
-NOT_COLUMNS = ("completion", "transcript", "label", "step", "rewards")  # samples.jsonl's own keys, not columns
+NOT_COLUMNS = ("prompt", "completion", "transcript", "label", "step", "rewards")  # not dataset columns
+TRIAL_ROWS = 2  # training tries each reward on empty completions of its first two rows
+
+
+def as_messages(text_or_messages, role: str):
+    """A completion (role assistant) or a prompt (user) in the form training hands it to rewards: messages."""
+    return [{"role": role, "content": text_or_messages}] if isinstance(text_or_messages, str) else text_or_messages
 
 
 def run_bundle(bundle: RewardBundle, samples: list[dict], toolbox=None) -> list[RewardRun]:
-    """Every reward on every sample. A sample's completion is its text or its messages (samples.jsonl keeps a
-    tool-using one's whole transcript); with an environment (a kit.tools.Toolbox's), each sample's tool calls
-    are replayed on a fresh one, which rewards get as `environments`, and its get_reward() is a row too."""
-    completions = [s.get("transcript", s["completion"]) for s in samples]
+    """Every reward on every sample, as training calls it, and on empty completions as training tries it first.
+    A sample's completion is its text or its messages (a tool-using one's whole transcript; earlier runs'
+    samples.jsonl kept that under "transcript"); with an environment (a kit.tools.Toolbox's), each sample's tool
+    calls are replayed on a fresh one, which rewards get as `environments`, and its get_reward() is a row too."""
+    completions = [as_messages(s.get("transcript", s["completion"]), "assistant") for s in samples]
     columns = {key: [s.get(key) for s in samples] for s in samples for key in s if key not in NOT_COLUMNS}
+    columns["prompts"] = [as_messages(s.get("prompt"), "user") for s in samples]
+    trial = {key: values[:TRIAL_ROWS] for key, values in columns.items()}
     rewards = list(bundle.rewards)
     if toolbox is not None and toolbox.environment is not None:
-        rows = [{k: v[i] for k, v in columns.items()} for i in range(len(samples))]
+        rows = [dataset_row(sample, columns, i) for i, sample in enumerate(samples)]
         columns["environments"] = [toolbox.replay(row, c) for row, c in zip(rows, completions)]
+        trial["environments"] = [toolbox.replay(row, []) for row in rows[:TRIAL_ROWS]]
         if toolbox.rewarded_by_environment:
             rewards.append(Reward(environment_reward(toolbox.reward_name), 1.0))
     runs = [run_one(reward, completions, columns) for reward in rewards]
+    for run in runs[:len(bundle.rewards)]:  # TRL's environment reward is not the recipe's to try
+        tried = empty_trial(run.reward, min(TRIAL_ROWS, len(samples)), trial)
+        run.refusals += [refusal for refusal in tried if refusal not in run.refusals]  # a wrong count, said once
     for run in runs:
         run.warnings += training_mismatch(run, samples)
     return runs
+
+
+def dataset_row(sample: dict, columns: dict, index: int) -> dict:
+    """A sample's row as an environment's reset(**row) gets it in training: its columns and its prompt."""
+    row = {key: values[index] for key, values in columns.items() if key != "prompts"}
+    return row if sample.get("prompt") is None else {"prompt": columns["prompts"][index], **row}
+
+
+def empty_trial(reward: Reward, count: int, kwargs: dict) -> list[str]:
+    """What training's first call, on empty completions, would stop on (kit.rewards.guard.try_on_empty)."""
+    try:
+        try_on_empty(reward.fn, count, kwargs)
+    except KitError as err:
+        return [str(err)]
+    return []
 
 
 def environment_reward(name: str):
@@ -103,15 +143,17 @@ def training_mismatch(run: RewardRun, samples: list[dict]) -> list[str]:
 
 
 def run_one(reward: Reward, completions: list, columns: dict) -> RewardRun:
+    """One reward on the samples, through the guard training uses: its refusals are the run's refusals."""
     run = RewardRun(reward)
+    checked = CheckedReward(reward.fn)
     try:
-        values = reward.fn(completions=completions, prompts=[None] * len(completions), **columns)
-    except Exception as err:  # noqa: BLE001 - the point of the check: report it instead of dying mid-training
-        run.error = f"{type(err).__name__}: {err}"
-        run.warnings.append(f"raised {run.error}")
-        return run
-    run.values = list(values)
-    run.warnings += value_warnings(reward, run.values, len(completions))
+        run.values = checked.call(completions, {"prompts": [None] * len(completions), **columns})
+        checked.require_some_row(finite_or_none(run.values))
+    except KitError as err:  # the point of the check: say it now instead of stopping training
+        run.refusals.append(str(err))
+    if run.values is not None:
+        run.warnings += value_warnings(reward, run.values)
+        run.missing = [i for i, value in enumerate(run.values) if value is None]
     return run
 
 
@@ -120,22 +162,25 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def value_warnings(reward: Reward, values: list, expected: int) -> list[str]:
-    if len(values) != expected:
-        return [f"returned {len(values)} values for {expected} completions"]
+def value_warnings(reward: Reward, values: list[float | None]) -> list[str]:
+    """What would spoil training without stopping it; `values` have passed the guard (numbers or None)."""
     warnings = []
     numbers = [v for v in values if v is not None]
-    bad = [v for v in numbers if not isinstance(v, (int, float)) or not math.isfinite(v)]
+    bad = [v for v in numbers if not math.isfinite(v)]
     if bad:
-        warnings.append(f"returned non-numbers or NaN/inf: {bad[:3]}")
+        warnings.append(f"returned NaN or inf for {len(bad)} of {len(values)} samples: training counts them as "
+                        "None (does not apply) and the health monitor warns; return a number, or None")
     low, high = documented_range(reward.fn)
     if low is not None:
         outside = [v for v in numbers if v not in bad and not low <= v <= high]
         if outside:
             warnings.append(f"values outside its documented range [{low:g}, {high:g}]: {outside[:3]}")
+    if high is not None and high <= 0 and reward.weight < 0:
+        warnings.append(f"its values are at most 0 (a penalty already) and its weight is {reward.weight:g}: TRL "
+                        "adds weight x value, so it pays for what it penalizes; give it a positive weight")
     if len(numbers) > 1 and len(set(numbers)) == 1:
         warnings.append(f"gives every sample {numbers[0]:g}: no learning signal (GRPO learns from differences)")
-    if not numbers:
+    if not numbers and is_row_optional(reward.fn):  # otherwise the guard refuses it
         warnings.append("returned None for every sample: it never applies to these rows")
     return warnings
 
@@ -157,7 +202,7 @@ def weighted_totals(runs: list[RewardRun], count: int) -> list[float]:
 
 def print_report(runs: list[RewardRun], samples: list[dict]) -> None:
     names = [f"{r.reward.name} x{r.reward.weight:g}" for r in runs]
-    labels = [str(s.get("label") or _preview(s["completion"])) for s in samples]
+    labels = [sample_label(s) for s in samples]
     width = max(len(label) for label in labels + ["sample"])
     cells = [max(len(n), 6) for n in names]
     print(f"{'sample':{width}}  " + "  ".join(f"{n:>{c}}" for n, c in zip(names, cells)) + "   total")
@@ -165,19 +210,34 @@ def print_report(runs: list[RewardRun], samples: list[dict]) -> None:
     for i, label in enumerate(labels):
         row = [_cell(run, i) for run in runs]
         print(f"{label:{width}}  " + "  ".join(f"{v:>{c}}" for v, c in zip(row, cells)) + f"  {totals[i]:6.2f}")
+    refusals = [refusal for run in runs for refusal in run.refusals]
     warnings = [(run.reward.name, w) for run in runs for w in run.warnings]
     print()
+    for refusal in refusals:
+        print(f"error: {refusal}")
     for name, warning in warnings:
         print(f"warning: {name}: {warning}")
-    if not warnings:
+    for run in runs:
+        if run.missing and len(run.missing) < len(samples):  # None for all: warned or refused above
+            rows = ", ".join(f"{i + 1} {labels[i]!r}" for i in run.missing)
+            print(f"note: {run.reward.name}: returned None (does not apply) for {len(run.missing)} of {len(samples)} "
+                  f"samples: {rows}")
+    if refusals:
+        print(f"training would stop on {'this error' if len(refusals) == 1 else 'these errors'}: fix the reward, "
+              "then check again")
+    elif not warnings:
         print("no warnings: every reward ran, stayed in range and tells the samples apart")
 
 
+def sample_label(sample: dict) -> str:
+    return str(sample.get("label") or _preview(sample.get("transcript", sample["completion"])))
+
+
 def _cell(run: RewardRun, index: int) -> str:
-    if run.error:
+    if run.values is None:
         return "ERROR"
-    value = run.values[index] if run.values and index < len(run.values) else None
-    return "-" if value is None else f"{value:.3g}" if isinstance(value, (int, float)) else "?"
+    value = run.values[index]
+    return "-" if value is None else f"{value:.3g}"
 
 
 def _preview(completion) -> str:

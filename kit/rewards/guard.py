@@ -4,7 +4,8 @@
 
 TRL would turn a broken reward into a traceback from deep inside its trainer, or into silence: None and
 NaN both become NaN there, which it leaves out of every mean. So, for each batch:
-- a reward that raises stops the run with one line naming the reward and the completion it failed on;
+- a reward that raises stops the run with one line naming the reward, the line of its file it failed at and
+  the completion (and row) it failed on (kit.user_code; -v shows the traceback);
 - one that returns something other than one value per completion (a wrong count, None, a string) stops it;
 - one that returns None (or NaN) for every completion of a batch stops it, unless it is `row_optional`
   (it applies to some rows only, such as code tests in a dataset where few rows have tests);
@@ -13,7 +14,8 @@ NaN both become NaN there, which it leaves out of every mean. So, for each batch
   one odd completion should not end a long run, but it must not pass unseen.
 
 `try_on_empty_completions` calls each reward once on empty completions of the first rows, so a reward that
-cannot run at all fails before anything is written.
+cannot run at all fails before anything is written. `kit rewards check` (kit.rewards.check) runs the same
+checks on sample completions, so what it calls an error is what training would stop on, in the same words.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from kit.rewards.adaptive import AdaptiveWeight
 from kit.rewards.bundle import RewardBundle
 from kit.rewards.text import completion_text
 from kit.rewards.traits import trait, with_traits
+from kit.user_code import preview, user_error
+
+TRL_ARGUMENTS = ("prompts", "completion_ids", "environments")  # per completion, but not the dataset's columns
 
 
 def row_optional(fn):
@@ -47,28 +52,33 @@ class CheckedReward:
 
     def __call__(self, completions, **kwargs) -> list[float | None]:
         values = self.call(completions, kwargs)
-        numbers = [v if v is None or math.isfinite(v) else None for v in values]
-        if all(v is None for v in numbers) and not is_row_optional(self.fn):
-            raise KitError(f"reward '{self.__name__}' returned None (or NaN) for all {len(numbers)} completions "
-                           "of a batch: it applied to none of its rows. Check the dataset columns it reads "
-                           f"({', '.join(self.columns()) or 'none'}), or mark it kit.rewards.row_optional if it "
-                           "applies to some rows only")
+        numbers = finite_or_none(values)
+        self.require_some_row(numbers)
         not_finite = sum(v is not None for v in values) - sum(v is not None for v in numbers)
         log_metric = kwargs.get("log_metric")
         if not_finite and log_metric is not None:
             log_metric(f"rewards/{self.__name__}/not_finite", not_finite / len(values))
         return numbers
 
+    def require_some_row(self, numbers: list[float | None]) -> None:
+        """A batch it applied to none of (None for every completion) is an error, unless it is row_optional."""
+        if all(v is None for v in numbers) and not is_row_optional(self.fn):
+            raise KitError(f"reward '{self.__name__}' returned None (or NaN) for all {len(numbers)} completions "
+                           "of a batch: it applied to none of its rows. Check the dataset columns it reads "
+                           f"({', '.join(self.columns()) or 'none'}), or mark it kit.rewards.row_optional if it "
+                           "applies to some rows only")
+
     def call(self, completions, kwargs: dict, where: str = "") -> list:
         """The reward's values, or one KitError saying how it broke the contract."""
-        try:
+        try:  # free while nothing is raised: the guard costs a training step nothing
             values = self.fn(completions=completions, **kwargs)
+        except KitError:
+            raise  # said on purpose (the kit's code rewards, a sandbox that cannot run)
         except Exception as err:  # noqa: BLE001  (user code may raise anything; it is re-raised as one line)
             row = first_failing_row(self.fn, completions, kwargs)
-            text = completion_text(completions[row])[:80]
-            raise KitError(f"reward '{self.__name__}' raised {type(err).__name__}: {err} on completion {row} of a "
-                           f"batch{where} ({text!r}); a reward must return a number or None for any text the "
-                           "model writes") from None
+            raise user_error(self.fn, err, f"reward '{self.__name__}'",
+                             f" on completion {row} of a batch{where} {failing_row(completions, kwargs, row)}",
+                             "a reward must return a number or None for any text the model writes") from err
         if not hasattr(values, "__len__") or isinstance(values, (str, bytes, dict)):
             raise KitError(f"reward '{self.__name__}' returned {type(values).__name__} instead of a list of one "
                            "value per completion (did it forget `return`?)")
@@ -93,6 +103,11 @@ class CheckedReward:
         return next(iter(RewardBundle((self.fn, 1.0)).columns_needed().values()))
 
 
+def finite_or_none(values: list[float | None]) -> list[float | None]:
+    """NaN and inf as None: TRL counts both as "does not apply"."""
+    return [v if v is None or math.isfinite(v) else None for v in values]
+
+
 def first_failing_row(fn, completions, kwargs: dict) -> int:
     """Which completion makes `fn` raise: re-run it one row at a time (only after it failed on the batch)."""
     count = len(completions)
@@ -105,6 +120,14 @@ def first_failing_row(fn, completions, kwargs: dict) -> int:
     return 0  # it fails only on the whole batch: show the first
 
 
+def failing_row(completions, kwargs: dict, row: int) -> str:
+    """The completion's text and the row's dataset columns, shortened: which row of the data it was."""
+    columns = {k: v[row] for k, v in kwargs.items()
+               if k not in TRL_ARGUMENTS and isinstance(v, list) and len(v) == len(completions)}
+    text = f"({completion_text(completions[row])[:80]!r})"
+    return f"{text} for the row with {preview(columns, 80)}" if columns else text
+
+
 def try_on_empty_completions(funcs: list, rows, toolbox=None) -> None:
     """Each reward once on empty completions of the first two rows, as TRL will call it; before any writing.
 
@@ -115,13 +138,18 @@ def try_on_empty_completions(funcs: list, rows, toolbox=None) -> None:
     from transformers import TrainerState
 
     sample = rows.select(range(min(2, len(rows))))
-    columns = {c: sample[c] for c in sample.column_names if c != "prompt"}
-    completions = [[{"role": "assistant", "content": ""}] for _ in range(len(sample))]
-    kwargs = {"prompts": sample["prompt"], "completion_ids": [[] for _ in completions], **columns,
-              "trainer_state": TrainerState(), "log_extra": lambda *a, **k: None,
-              "log_metric": lambda *a, **k: None}
+    columns = {c: list(sample[c]) for c in sample.column_names if c != "prompt"}  # lists, as TRL passes them
+    kwargs = {"prompts": sample["prompt"], **columns, "trainer_state": TrainerState(),
+              "log_extra": lambda *a, **k: None, "log_metric": lambda *a, **k: None}
     if toolbox is not None and toolbox.environment is not None:
         kwargs["environments"] = [toolbox.episode(row).environment for row in sample]
     for fn in funcs:
-        base = fn.fn if isinstance(fn, AdaptiveWeight) else fn  # a trial call must not move its multiplier
-        CheckedReward(base).call(completions, kwargs, where=" of empty completions tried before training")
+        try_on_empty(fn, len(sample), kwargs)
+
+
+def try_on_empty(fn, count: int, kwargs: dict) -> None:
+    """One reward on `count` empty completions, as TRL hands them over, with `kwargs` for their rows."""
+    completions = [[{"role": "assistant", "content": ""}] for _ in range(count)]
+    base = fn.fn if isinstance(fn, AdaptiveWeight) else fn  # a trial call must not move its multiplier
+    CheckedReward(base).call(completions, {"completion_ids": [[] for _ in completions], **kwargs},
+                             where=" of empty completions tried before training")

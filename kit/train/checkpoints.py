@@ -65,6 +65,13 @@ def latest_complete(folder: Path) -> tuple[Path | None, list[tuple[Path, str]]]:
     return None, skipped
 
 
+def any_complete_checkpoint(folder: Path) -> bool:
+    """A complete checkpoint in OUT/checkpoints, or in a stage's folder under it (several GRPO stages)."""
+    folder = Path(folder)
+    stages = [p for p in folder.iterdir() if p.is_dir() and p not in all_checkpoints(folder)] if folder.is_dir() else []
+    return any(latest_complete(f)[0] is not None for f in [folder, *stages])
+
+
 def planned_steps(max_steps: int, checkpoint: Path) -> int:
     """The run's planned step count: grpo.max_steps, or (for -1, epochs) what the trainer worked out."""
     if max_steps > 0:

@@ -19,14 +19,15 @@ from kit.recipe import Recipe
 class HeldOutEvaluations:
     """The run's evaluations so far, in order; each new one is scored, kept and written."""
 
-    def __init__(self, cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, out: RunDir):
+    def __init__(self, cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, out: RunDir, trained_on: int = 0):
         self.cfg, self.recipe, self.model, self.tokenizer = cfg, recipe, model, tokenizer
-        self.rows, self.out = rows, out
+        self.rows, self.out, self.trained_on = rows, out, trained_on
         self.results: list[EvalResult | None] = []
 
-    def begin(self, resumed: bool) -> None:
-        """Score the model before training, or take the scores the interrupted run made."""
-        self.results = earlier_evaluations(self.out) if resumed else [self.score("before")]
+    def begin(self, stages_done: list[str] | None) -> None:
+        """Score the model before training, or (resumed after `stages_done`) take the scores the interrupted run
+        made before and after those stages."""
+        self.results = [self.score("before")] if stages_done is None else earlier_evaluations(self.out, stages_done)
         self.save()  # kept for a resumed run's before/after table
 
     def after(self, stage: str) -> None:
@@ -34,19 +35,24 @@ class HeldOutEvaluations:
         self.save()
 
     def score(self, name: str) -> EvalResult | None:
-        return evaluate_held_out(self.cfg, self.recipe, self.model, self.tokenizer, self.rows, name)
+        result = evaluate_held_out(self.cfg, self.recipe, self.model, self.tokenizer, self.rows, name)
+        if result is not None:
+            result.trained_on = self.trained_on  # said in the table's header
+        return result
 
     def save(self) -> None:
         if ranks.is_main() and self.results and self.results[0] is not None:
             write_json(self.out.eval, self.results)
 
 
-def earlier_evaluations(out: RunDir) -> list:
-    """The evaluations the interrupted run finished (kept in eval.json as they were made)."""
+def earlier_evaluations(out: RunDir, stages_done: list[str]) -> list:
+    """The evaluations the interrupted run made before training and after the stages it finished (kept in
+    eval.json as they were made); the stage it resumes in is scored again when it ends."""
     if not ranks.is_main():  # rank 0 alone evaluates and keeps the table
         return [None]
     results = json.loads(out.eval.read_text())["results"] if out.eval.exists() else []
-    return [EvalResult(**r) for r in results if not r["name"].endswith("grpo") and r["name"] != "after"] or [None]
+    kept = {"before", *(f"after {name}" for name in stages_done)}
+    return [EvalResult(**r) for r in results if r["name"] in kept] or [None]
 
 
 def evaluate_held_out(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, name: str):

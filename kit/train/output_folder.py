@@ -21,10 +21,11 @@ from pathlib import Path
 from kit import ranks
 from kit.atomic import PARTIAL, remove_partials
 from kit.config import RunConfig
+from kit.config.stages import stage_plans
 from kit.diskspace import nearest_existing
 from kit.errors import KitError
 from kit.outputs import LOCK_NAME, RunDir
-from kit.train.checkpoints import latest_complete, planned_steps, trained_to_plan
+from kit.train.checkpoints import any_complete_checkpoint, latest_complete, planned_steps, trained_to_plan
 
 
 def claim_output(cfg: RunConfig, out: Path, resume: bool) -> Path | None:
@@ -62,7 +63,7 @@ def stopped_before_first_checkpoint(out: Path, entries: list[Path]) -> bool:
     """OUT holds the kit's early files only (so nothing of the user's) and no checkpoint to continue from."""
     run = RunDir(out)
     return (run.run_file.is_file() and all(p.name in run.early_entries() for p in entries)
-            and latest_complete(run.checkpoints)[0] is None)
+            and not any_complete_checkpoint(run.checkpoints))
 
 
 def sweep_partials(out: Path) -> None:
@@ -71,21 +72,26 @@ def sweep_partials(out: Path) -> None:
 
 
 def resume_checkpoint(cfg: RunConfig, out: Path) -> Path:
-    """The newest complete checkpoint of the run in OUT; refuses a finished run."""
+    """The newest complete checkpoint of the run in OUT, of its latest GRPO stage that has one; refuses a finished
+    run."""
     run = RunDir(out)
     if not run.run_file.is_file():
         raise KitError(f"cannot resume: {out} holds no run (no {run.run_file.name}); pass the OUT of the "
                        "interrupted run")
-    checkpoint, skipped = latest_complete(run.checkpoints)
-    for path, why in skipped:
-        print(f"resume: skipping {path}: incomplete, {why}")
-        if ranks.is_main():  # the trainer would count it among its checkpoints and may save into it
-            shutil.rmtree(path, ignore_errors=True)
+    grpo = [plan for plan in stage_plans(cfg) if plan.kind == "grpo"]
+    for plan in reversed(grpo):
+        checkpoint, skipped = latest_complete(run.stage_checkpoints(plan.checkpoint_folder))
+        for path, why in skipped:
+            print(f"resume: skipping {path}: incomplete, {why}")
+            if ranks.is_main():  # the trainer would count it among its checkpoints and may save into it
+                shutil.rmtree(path, ignore_errors=True)
+        if checkpoint is not None:
+            break
     if checkpoint is None:
         raise KitError(f"cannot resume: no complete GRPO checkpoint in {run.checkpoints}: the run stopped before "
                        "its first one; start it again with the same OUT and without --resume (make train, no RESUME)")
-    if trained_to_plan(cfg.grpo.max_steps, checkpoint) and run.report.is_file():
-        steps = planned_steps(cfg.grpo.max_steps, checkpoint)
+    if plan is grpo[-1] and trained_to_plan(plan.cfg.grpo.max_steps, checkpoint) and run.report.is_file():
+        steps = planned_steps(plan.cfg.grpo.max_steps, checkpoint)
         raise KitError(f"{out} is finished: all {steps} planned GRPO steps are trained and its outputs are written "
                        f"({', '.join(map(str, run.finished_outputs()))}); to train further, resume with more steps "
                        f"(--steps N, N > {steps}), or start a new run with another OUT")

@@ -13,18 +13,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from kit import ranks
 from kit.config import RunConfig
+from kit.config.stages import StagePlan, stage_plans
 from kit.data import holds_out_of_training, load_eval_rows, load_rows, split_off_held_out
-from kit.env import package_versions
+from kit.data.held_out import HeldOutRecord, count_trained, trained_prompts
 from kit.errors import KitError
 from kit.models.names import resolve_model_name
 from kit.outputs import RunDir
 from kit.recipe import Recipe
 from kit.rewards.bundle import RewardBundle
 from kit.rewards.code import prepare_code_rewards
+from kit.rewards.gold_check import check_gold_answers
 from kit.rewards.guard import try_on_empty_completions
 from kit.train.output_folder import claim_output, require_writable_folder
 from kit.train.run_lock import hold_run_lock
@@ -33,28 +33,74 @@ from kit.train.stages import STAGES, StageInputs
 
 @dataclass
 class PreparedRun:
-    rewards: RewardBundle
+    rewards: RewardBundle  # every reward some stage trains with (the columns they read are checked)
     rows: object
     held_out: object
     out: RunDir
-    stage_args: dict
+    stages: list[StagePlan]
+    stage_rewards: dict[str, RewardBundle]  # each GRPO stage's, by its name
+    stage_args: dict  # each stage's trainer arguments, by its name
     sandbox: str | None = None  # the code sandbox's isolation, when rewards run model code
+    held_out_record: HeldOutRecord | None = None  # the rows held out of a local training file (OUT/held_out.json)
+    trained_on: int = 0  # held-out prompts that are training prompts too (eval.path naming the training file)
 
 
 def prepare_run(cfg: RunConfig, recipe: Recipe) -> PreparedRun:
     """Check everything that needs no model. The kit's tiny model, if used, is built here once."""
-    rewards = recipe.rewards.reweighted(cfg.rewards).with_adaptive(cfg.adaptive_rewards)
+    stages = stage_plans(cfg)
+    rewards, stage_rewards = reward_bundles(cfg, recipe, stages)
     rows = load_rows(recipe, cfg.data, rewards)
     # a Python tool runs model code too: the same sandbox check
     sandbox = prepare_code_rewards(cfg.code_isolation, [*rewards.funcs, *recipe.toolbox.functions()], rows)
     try_on_empty_completions(rewards.funcs, rows, recipe.toolbox)
-    held_out = load_eval_rows(recipe, cfg.data, cfg.eval, rewards)
-    if cfg.eval.n and cfg.eval.holdout and holds_out_of_training(cfg.data.path, cfg.eval.path):
-        rows, held_out = split_off_held_out(rows, cfg.eval.holdout, cfg.eval.n, cfg.seed, cfg.data.path)
+    check_gold_answers_before_training(recipe, rows, rewards)
+    rows, held_out, record, trained_on = held_out_rows(cfg, recipe, rows, rewards)
     out = RunDir(output_path(cfg, recipe))
-    stage_args = build_stage_args(cfg, recipe, rows, rewards, out)
+    stage_args = {plan.name: STAGES[plan.kind].arguments(StageInputs(plan.cfg, recipe, stage_rewards.get(
+        plan.name, rewards), out, rows, stage=plan)) for plan in stages}  # built, and so checked, before loading
     resolve_model_name(cfg.model.name)
-    return PreparedRun(rewards, rows, held_out, out, stage_args, sandbox)
+    return PreparedRun(rewards, rows, held_out, out, stages, stage_rewards, stage_args, sandbox, record, trained_on)
+
+
+def reward_bundles(cfg: RunConfig, recipe: Recipe, stages: list[StagePlan]):
+    """(every reward some stage trains with, each GRPO stage's bundle). A stage's weights go over the run's; an
+    adaptive reward is wrapped once, so its weight carries from one stage to the next."""
+    every = recipe.rewards.with_adaptive(cfg.adaptive_rewards)
+    by_stage = {}
+    for plan in stages:
+        if plan.kind == "grpo":
+            try:
+                by_stage[plan.name] = every.reweighted({**cfg.rewards, **plan.rewards})
+            except KitError as err:
+                raise KitError(f"stage {plan.name}: {err}" if plan.rewards else str(err)) from None
+    bundles = list(by_stage.values()) or [every.reweighted(cfg.rewards)]
+    used = {r.name: r for bundle in bundles for r in bundle.rewards}
+    return RewardBundle(*used.values()), by_stage
+
+
+def check_gold_answers_before_training(recipe: Recipe, rows, rewards: RewardBundle) -> None:
+    """The correctness reward must pay the recipe's own worked answers: refused in one line if it cannot."""
+    gold = check_gold_answers(recipe, rows, rewards)
+    if ranks.is_main():
+        print(gold.summary)
+        for warning in gold.warnings:
+            print(f"warning: {warning}")
+    gold.raise_problem()
+
+
+def held_out_rows(cfg: RunConfig, recipe: Recipe, rows, rewards: RewardBundle):
+    """(training rows, held-out rows or None, the record of rows held out of the training file, how many held-out
+    prompts are training prompts too). Training on held-out prompts is said before anything loads."""
+    held_out, record = load_eval_rows(recipe, cfg.data, cfg.eval, rewards), None
+    everything = rows
+    if cfg.eval.n and cfg.eval.holdout and holds_out_of_training(cfg.data.path, cfg.eval.path):
+        rows, held_out, indices = split_off_held_out(rows, cfg.eval.holdout, cfg.eval.n, cfg.seed, cfg.data.path)
+        record = HeldOutRecord.of(cfg.data, held_out, indices) if held_out is not None else None
+    trained_on = count_trained(held_out, trained_prompts(everything, record)) if held_out is not None else 0
+    if trained_on:
+        print(f"eval: WARNING: {trained_on} of the {len(held_out)} held-out prompts are also training prompts: "
+              "the before/after scores will not be held-out scores; set eval.path to a file of other prompts")
+    return rows, held_out, record, trained_on
 
 
 @contextmanager
@@ -66,12 +112,6 @@ def claimed_run(cfg: RunConfig, recipe: Recipe, resume: bool) -> Iterator[tuple[
     run = prepare_run(cfg, recipe)
     with hold_run_lock(run.out.root):
         yield run, claim_output(cfg, run.out.root, resume)
-
-
-def build_stage_args(cfg: RunConfig, recipe: Recipe, rows, rewards: RewardBundle, out: RunDir) -> dict:
-    """Each stage's trainer arguments, built (and so checked) before anything is loaded."""
-    inputs = StageInputs(cfg, recipe, rewards, out, rows)
-    return {stage: STAGES[stage].arguments(inputs) for stage in cfg.stages}
 
 
 def default_output_dir(recipe_name: str) -> Path:
@@ -87,13 +127,3 @@ def output_path(cfg: RunConfig, recipe: Recipe) -> Path:
     if ranks.is_main():  # a file in OUT's place or a folder it cannot write to: refused before loading
         require_writable_folder(out)
     return out
-
-
-def write_run_file(out: RunDir, cfg: RunConfig) -> None:
-    """The resolved config (loadable with --config) and, under `versions`, what it ran with."""
-    record = cfg.model_dump(mode="json")
-    record["output_dir"] = str(out)
-    text = yaml.safe_dump(record, sort_keys=False)
-    text += "# what this run used; ignored when the file is read back as a config\n"
-    text += yaml.safe_dump({"versions": package_versions()}, sort_keys=False)
-    out.run_file.write_text(text)

@@ -85,30 +85,42 @@ class SaveEveryMinutes(TrainerCallback):
 
 
 
+class SaveAtEnd(TrainerCallback):
+    """A GRPO stage that another follows saves its last step, so a run stopped later resumes after it."""
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step >= state.max_steps:
+            control.should_save = True
+
+
 @contextmanager
-def stop_on_request(out: RunDir, model, recipe_name: str):
-    """Around one stage: Ctrl-C / SIGTERM saves a checkpoint and raises Interrupted; a full disk while saving
-    one ends in one line, without an incomplete checkpoint left for --resume to pick."""
-    with stop_on_signals(GracefulStop()) as stopper, guard_checkpoints(out.checkpoints, model):
+def stop_on_request(out: RunDir, model, recipe_name: str, checkpoints: Path | None = None):
+    """Around one stage: Ctrl-C / SIGTERM saves a checkpoint (into `checkpoints`, the stage's folder) and raises
+    Interrupted; a full disk while saving one ends in one line, without an incomplete checkpoint left for --resume
+    to pick."""
+    checkpoints = checkpoints or out.checkpoints
+    with stop_on_signals(GracefulStop()) as stopper, guard_checkpoints(checkpoints, model):
         yield stopper
     if stopper.requested:
-        raise Interrupted(out, latest_checkpoint(out.checkpoints), recipe_name)
+        raise Interrupted(out, latest_checkpoint(checkpoints), recipe_name)
 
 
-def continue_from(out: RunDir, checkpoint: Path) -> None:
-    """Say where GRPO continues; metrics logged after that checkpoint will be logged again."""
-    print(f"resume: continuing GRPO from {checkpoint}")
+def continue_from(out: RunDir, checkpoint: Path, stage: str = "grpo", later: tuple[str, ...] = ()) -> None:
+    """Say where GRPO continues; metrics logged after that checkpoint (and by the stages after it) will be logged
+    again."""
+    print(f"resume: continuing GRPO{'' if stage == 'grpo' else f' stage {stage}'} from {checkpoint}")
     if ranks.is_main():
-        drop_metrics_after(out.metrics, step_of(checkpoint))
+        drop_metrics_after(out.metrics, step_of(checkpoint), stage, later)
 
 
-def drop_metrics_after(path: Path, step: int) -> None:
+def drop_metrics_after(path: Path, step: int, stage: str = "grpo", later: tuple[str, ...] = ()) -> None:
     """Steps logged after the checkpoint will be trained and logged again; keep one record per step."""
     if not path.exists():
         return
 
     def retrained(record: dict) -> bool:
-        return record.get("stage", "grpo") == "grpo" and record["step"] > step
+        name = record.get("stage", "grpo")
+        return (name == stage and record["step"] > step) or name in later
 
     kept = [line for line in path.read_text().splitlines() if line.strip() and not retrained(json.loads(line))]
     path.write_text("".join(line + "\n" for line in kept))

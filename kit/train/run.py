@@ -19,7 +19,8 @@ from kit.monitor.report import write_report
 from kit.outputs import write_run_section
 from kit.recipe import Recipe
 from kit.train.evaluation import HeldOutEvaluations, report_evaluation
-from kit.train.prepare import PreparedRun, claimed_run, write_run_file
+from kit.train.prepare import PreparedRun, claimed_run
+from kit.train.record import record_adaptive_weights, write_run_file
 from kit.train.resume import continue_from, stop_on_request
 from kit.train.stages import STAGES, StageInputs
 from kit.train.stages.grpo import gather_sharded_adapter
@@ -40,19 +41,22 @@ def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint,
     model, tokenizer = loader.load_model(cfg.model, cfg.seed, sharded=cfg.launch.launcher in SHARDED)
     tools = prepare_tools(cfg, recipe, tokenizer)
     dataset = drop_long_prompts(run.rows, tokenizer, cfg.data.max_prompt_length, tools)
-    start_output(cfg, run, checkpoint)  # after the checks that need the model: a refused run writes nothing
+    first = first_stage(run, checkpoint)  # a checkpoint holds everything trained before it
+    start_output(cfg, recipe, run, checkpoint, first)  # after the checks that need the model: a refusal writes nothing
     timings = {"load": seconds_since_start()}
-    inputs = StageInputs(cfg, recipe, run.rewards, out, dataset, model, tokenizer, checkpoint, plan)
-    held_out = HeldOutEvaluations(cfg, recipe, model, tokenizer, run.held_out, out)
-    held_out.begin(resumed)
-    for stage in ["grpo"] if resumed else cfg.stages:  # a checkpoint holds everything trained before it
+    held_out = HeldOutEvaluations(cfg, recipe, model, tokenizer, run.held_out, out, run.trained_on)
+    held_out.begin([stage.name for stage in run.stages[:first]] if resumed else None)
+    for stage in run.stages[first:]:
+        inputs = StageInputs(stage.cfg, recipe, run.stage_rewards.get(stage.name, run.rewards), out, dataset, model,
+                             tokenizer, checkpoint if stage is run.stages[first] else None, plan, stage)
         started = time.perf_counter()
-        with stop_on_request(out, model, cfg.recipe) as stopper:
-            trainer = STAGES[stage].train(inputs, run.stage_args[stage], stopper)
-        timings[f"{stage} training"] = time.perf_counter() - started
-        held_out.after(stage)
+        with stop_on_request(out, model, cfg.recipe, inputs.checkpoints) as stopper:
+            trainer = STAGES[stage.kind].train(inputs, run.stage_args[stage.name], stopper)
+        timings[f"{stage.name} training"] = time.perf_counter() - started
+        held_out.after(stage.name)
     if ranks.is_main():
         write_run_section(out.run_file, "cpu", cpu_threads.record(cfg.cpu_threads))
+        record_adaptive_weights(out, run.rewards)
     adapter_saved = gather_sharded_adapter(cfg, trainer, out)
     if not ranks.is_main():  # rank 0 holds the whole trained model; it merges and reports alone
         return RunResult(out.root, seconds=seconds_since_start())
@@ -82,14 +86,24 @@ def prepare_tools(cfg: RunConfig, recipe: Recipe, tokenizer) -> list:
     return recipe.toolbox.functions()
 
 
-def start_output(cfg: RunConfig, run: PreparedRun, checkpoint) -> None:
+def first_stage(run: PreparedRun, checkpoint) -> int:
+    """Where the run starts in its list of stages: at the start, or at the GRPO stage the checkpoint belongs to."""
+    if checkpoint is None:
+        return 0
+    folders = [run.out.stage_checkpoints(s.checkpoint_folder) if s.kind == "grpo" else None for s in run.stages]
+    return folders.index(checkpoint.parent)
+
+
+def start_output(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint, first: int) -> None:
     """A new run records its config in OUT/run.yaml; a resumed one keeps it and says where it continues."""
     if checkpoint is not None:
-        continue_from(run.out, checkpoint)
+        continue_from(run.out, checkpoint, run.stages[first].name, tuple(s.name for s in run.stages[first + 1:]))
     if ranks.is_main():
         run.out.root.mkdir(parents=True, exist_ok=True)
         if checkpoint is None:
-            write_run_file(run.out, cfg)
+            write_run_file(run.out, cfg, recipe.rewards)
+            if run.held_out_record:
+                run.held_out_record.write(run.out.held_out)
         write_run_section(run.out.run_file, "cpu", cpu_threads.record(cfg.cpu_threads))
 
 

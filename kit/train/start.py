@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from kit import ranks
 from kit.config import RunConfig, read_yaml
@@ -21,13 +22,14 @@ from kit.plan.gpus import live_gpu_problem
 from kit.plan.preflight import plan_before_loading
 from kit.recipe import Recipe
 from kit.recipes import load_recipe
+from kit.train.record import changed_inputs
 
 
 @dataclass(frozen=True)
 class TrainRequest:
     """What `kit train` was asked, as the CLI parsed it."""
 
-    recipe: str  # a name, dotted module path or .py file (kit.recipes.load_recipe)
+    recipe: str | None  # a name, dotted module path or .py file (kit.recipes.load_recipe); None: the config's
     overrides: dict  # the flags and key=value settings, as a config layer (above the --config file)
     config_file: str | None = None
     out: str | None = None
@@ -40,8 +42,12 @@ class TrainRequest:
 def start_training(request: TrainRequest) -> int:
     ranks.quiet_other_ranks()  # before the imports below, which print banners
     check_the_gpu()
-    recipe = load_recipe(request.recipe, check_tools=False)  # their check imports transformers: after Unsloth
-    cfg = run_config(request, recipe)
+    file_layer = config_layer(request)
+    spec = request.recipe or file_layer.get("recipe")
+    if not spec:
+        raise KitError("which recipe? give one (kit train gsm8k), or a --config file that names it (recipe: ...)")
+    recipe = load_recipe(spec, check_tools=False)  # their check imports transformers: after Unsloth
+    cfg = run_config(request, recipe, file_layer)
     check_local_files(cfg.data, cfg.eval.path)  # before the plan and the minute Unsloth takes to import
     import_unsloth_first(vllm_standby=cfg.model.vllm_standby)  # the plan reads config.json with transformers
     recipe.toolbox.check()
@@ -62,15 +68,31 @@ def check_the_gpu() -> None:
         raise KitError(f"{problem}. Nothing was loaded.")
 
 
-def run_config(request: TrainRequest, recipe: Recipe) -> RunConfig:
-    """The recipe's defaults < profile < --config file (a resumed run's own run.yaml) < flags and overrides."""
+def config_layer(request: TrainRequest) -> dict:
+    """The --config file's settings (a resumed run's own run.yaml). A finished run's run.yaml reruns that run into
+    a new folder, and says which of the files it read have changed since."""
     if request.resume and not request.out:
         raise KitError("--resume needs --out: the folder of the interrupted run")
     config_file = RunDir(request.out).run_file if request.resume else request.config_file
+    if not config_file:
+        return {}
+    layer = read_yaml(config_file)
+    if not request.resume and Path(config_file).name == RunDir(".").run_file.name:
+        recorded_out = layer.pop("output_dir", None)
+        if recorded_out and ranks.is_main():
+            print(f"config: {config_file} records the run in {recorded_out}; this run gets its own folder "
+                  f"({request.out or 'outputs/<recipe>-<time>; --out chooses'})")
+        for note in changed_inputs(Path(config_file)) if ranks.is_main() else []:
+            print(f"config: note: {note}")
+    return layer
+
+
+def run_config(request: TrainRequest, recipe: Recipe, file_layer: dict) -> RunConfig:
+    """The recipe's defaults < profile < --config file < flags and overrides."""
     overrides = request.overrides
     if ranks.in_worker():  # started by a launcher: its process count is the truth
         overrides = {**overrides, "launch": {**overrides.get("launch", {}), "num_processes": ranks.world_size()}}
-    return recipe.config(read_yaml(config_file) if config_file else {}, overrides, gpu=has_gpu())
+    return recipe.config(file_layer, overrides, gpu=has_gpu())
 
 
 def train_in_this_process(cfg: RunConfig, recipe: Recipe, resume: bool, plan) -> int:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kit.config import SAMPLE_DATA, SMOKE, TINY_PREFIX, RunConfig
 from kit.config.formats import BY_NAME
+from kit.config.stages import StagePlan, stage_plans
 from kit.outputs import RunDir
 from kit.recipe import Recipe
 
@@ -32,12 +33,25 @@ class RunResult:
         return "gguf" not in self.failed
 
 
+def stage_line(plan: StagePlan) -> str:
+    """`format (grpo, 50 steps, rewards correctness_reward=0)`: a stage as the banner lists it."""
+    steps = getattr(plan.cfg, plan.kind).max_steps
+    details = [] if plan.name == plan.kind else [plan.kind]
+    details.append(f"{steps} steps" if steps > 0 else "epochs")
+    if plan.rewards:
+        details.append("rewards " + " ".join(f"{name}={weight:g}" for name, weight in plan.rewards.items()))
+    return f"{plan.name} ({', '.join(details)})"
+
+
 def announce(cfg: RunConfig, recipe: Recipe, out: RunDir, sandbox: str | None = None) -> None:
     g = cfg.grpo
     prompts = cfg.completions_per_step // g.num_generations
     print(f"run: recipe {recipe.name}, model {cfg.model.name}, profile {cfg.profile}, output {out}")
     print(f"run: {prompts} prompt(s) x {g.num_generations} generations = {cfg.completions_per_step} "
           f"completions per step, max_steps {g.max_steps}")
+    plans = stage_plans(cfg)
+    if len(plans) > 1:
+        print("run: stages: " + ", then ".join(stage_line(plan) for plan in plans))
     if cfg.profile == SMOKE:
         model = "a tiny model built on the spot" if cfg.model.name.startswith(TINY_PREFIX) else cfg.model.name
         data = ("the recipe's sample data" if cfg.data.path == SAMPLE_DATA else
@@ -59,7 +73,7 @@ def print_summary(cfg: RunConfig, result: RunResult) -> None:
     if out.eval.exists():
         print(f"  eval:    {out.eval}  (held-out scores before and after training)")
     print(f"  config:  {out.run_file}  "
-          f"(re-run: python -m kit train {cfg.recipe} --config {out.run_file} --out NEW_DIR)")
+          f"(re-run: python -m kit train --config {out.run_file})")
     if out.run_plot.exists():
         print(f"  plots:   {out.plots}")
     print(f"  report:  {out.report}")

@@ -33,11 +33,12 @@ def start(recipe, out, *extra):
                             text=True)
 
 
-def wait_for_step(out, step, process, timeout=HANG_GUARD_S):
+def wait_for_step(out, step, process, timeout=HANG_GUARD_S, stage=None):
     deadline = time.time() + timeout
     while time.time() < deadline:
         path = out / "metrics.jsonl"
-        if path.exists() and any(m.get("step", 0) >= step for m in read_metrics(path)):
+        if path.exists() and any(m.get("step", 0) >= step and stage in (None, m.get("stage"))
+                                 for m in read_metrics(path)):
             return
         assert process.poll() is None, process.communicate()
         time.sleep(0.2)
@@ -73,6 +74,29 @@ def test_sigterm_saves_and_resume_finishes(tmp_path):
     names = [r["name"] for r in json.loads((out / "eval.json").read_text())["results"]]
     assert names == ["before", "after"], "the resumed run keeps the first run's 'before' evaluation"
     assert (out / "report.md").exists()
+
+
+def test_sigterm_in_the_second_grpo_stage_resumes_in_that_stage(tmp_path):
+    """The guide's curriculum as two GRPO stages: a stop in the second resumes there, the first is not retrained."""
+    recipe = tmp_path / "count.py"
+    recipe.write_text(COUNT_RECIPE)
+    out = tmp_path / "run"
+    process = start(recipe, out, "stages=[{grpo: {name: first, max_steps: 4}}, {grpo: {name: second}}]")
+    wait_for_step(out, 3, process, stage="second")
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=HANG_GUARD_S)
+    assert process.returncode == 130, stdout[-2000:] + stderr[-2000:]
+    assert (out / "checkpoints" / "first" / "checkpoint-4").is_dir()  # a stage that another follows saves its end
+    stopped = max(int(p.name.split("-")[1]) for p in (out / "checkpoints" / "second").glob("checkpoint-*"))
+
+    resumed = cli.kit_train(recipe, "--out", out, "--resume")
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
+    assert f"resume: continuing GRPO stage second from {out / 'checkpoints' / 'second'}/checkpoint-{stopped}" \
+        in resumed.stdout
+    steps = [(m["stage"], m["step"]) for m in read_metrics(out / "metrics.jsonl") if "reward" in m]
+    assert steps == [("first", s) for s in range(1, 5)] + [("second", s) for s in range(1, STEPS + 1)]
+    names = [r["name"] for r in json.loads((out / "eval.json").read_text())["results"]]
+    assert names == ["before", "after first", "after second"]
 
 
 def kit_train(recipe, out, *extra, env_extra=None):

@@ -91,9 +91,9 @@ def test_a_reward_giving_nan_is_warned_about_by_name():
     assert message.startswith("reward correct returned NaN or inf for 25% of completions")
 
 
-def stuck_at(value: float, ranges: dict) -> list[str]:
+def stuck_at(value: float, ranges: dict, weights: dict | None = None) -> list[str]:
     stream = [{**healthy(s), "rewards/overlong/mean": value, "rewards/overlong/std": 0.0} for s in range(10)]
-    monitor = HealthMonitor(beta=0.04, window=20, ranges=ranges)
+    monitor = HealthMonitor(beta=0.04, window=20, ranges=ranges, weights=weights)
     return [d.message for step, logs in enumerate(stream, 1) for d in monitor.observe(step, logs)]
 
 
@@ -102,6 +102,13 @@ def test_stuck_reward_is_judged_by_its_documented_range():
     assert stuck_at(0.0, penalty) == []  # nothing overlong: its best value, not a dead reward
     assert any("stuck at its minimum (-1)" in m for m in stuck_at(-1.0, penalty))
     assert any("stuck at its minimum (0)" in m for m in stuck_at(0.0, {}))  # unknown range: [0, 1]
+
+
+def test_a_penalty_given_a_negative_weight_is_stuck_only_when_it_penalizes_every_completion():
+    penalty = {"overlong": -0.5}  # a 0..1 function that the weight makes a penalty
+    assert stuck_at(0.0, {}, penalty) == []  # nothing penalized: its best value, not a dead reward
+    (message,) = [m for m in stuck_at(1.0, {}, penalty) if "overlong" in m]
+    assert "reward overlong (weight -0.5) stuck at its maximum (1)" in message
 
 
 def with_tools(step: int, calling: float, unparsed: float = 0.0) -> dict:

@@ -190,3 +190,31 @@ def test_a_multi_process_run_gets_one_row_per_process(tmp_path):
 
 def test_a_single_process_run_has_no_processes_section(tmp_path):
     assert "## Processes" not in report(make_run(tmp_path))
+
+
+TOOL_TURNS = [{"role": "assistant", "content": "", "tool_calls": [
+                  {"type": "function", "function": {"name": "python", "arguments": {"code": "120 * 5"}}}]},
+              {"role": "tool", "name": "python", "content": "600"},
+              {"role": "assistant", "content": "<answer>600</answer>"}]
+
+
+def test_a_tool_using_completion_is_shown_as_its_whole_transcript(tmp_path):
+    out = make_run(tmp_path)
+    logger = SampleLogger(out / "samples.jsonl", every=1, count=1)
+    logger.trainer = SimpleNamespace(_logs={"prompt": [[{"role": "user", "content": "q"}]], "completion": [TOOL_TURNS],
+                                            "rewards": {"correct": [1.0]}})
+    logger.on_log(None, SimpleNamespace(is_world_process_zero=True, global_step=1), None, logs={"reward": 0.5})
+    assert "  completion: `[call python({'code': '120 * 5'})] [python -> 600] <answer>600</answer>`" in section(
+        report(out), "Sample completions")
+
+
+def test_samples_written_as_text_by_earlier_runs_are_still_shown(tmp_path):
+    """Before completions were kept as messages: the text, and a tool-using one's messages under "transcript"."""
+    out = make_run(tmp_path)
+    lines = [{"step": 1, "prompt": "q", "completion": "plain text", "rewards": {"correct": 1.0}},
+             {"step": 1, "prompt": "r", "completion": "<answer>600</answer>", "transcript": TOOL_TURNS,
+              "rewards": {"correct": 1.0}}]
+    (out / "samples.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    shown = [line for line in section(report(out), "Sample completions") if "completion:" in line]
+    assert shown == ["  completion: `plain text`",
+                     "  completion: `[call python({'code': '120 * 5'})] [python -> 600] <answer>600</answer>`"]

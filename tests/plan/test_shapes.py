@@ -1,4 +1,7 @@
 import json
+import socket
+import threading
+import time
 
 import pytest
 
@@ -45,6 +48,52 @@ def test_a_model_that_cannot_be_found_gets_one_clear_message(monkeypatch, tmp_pa
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(KitError, match="cannot read config.json for 'nobody/nothing'"):
         read_shape("nobody/nothing")
+
+
+@pytest.fixture(params=["refuses", "hangs up"])
+def unreachable_hub(request, tmp_path, monkeypatch):
+    """A hub endpoint on this machine that refuses connections (as a hub out of reach: huggingface_hub retries), or
+    accepts them and hangs up (the first line of each request is kept); an empty cache; online mode. The waits
+    between huggingface_hub's retries are recorded instead of slept."""
+    import huggingface_hub.constants as constants
+    import huggingface_hub.utils._http as http
+
+    server = socket.create_server(("127.0.0.1", 0))
+    endpoint, requests, waits = f"http://127.0.0.1:{server.getsockname()[1]}", [], []
+    if request.param == "refuses":
+        server.close()
+    else:
+        threading.Thread(target=hang_up, args=(server, requests), daemon=True).start()
+    monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(http.time, "sleep", waits.append)
+    yield request.param, requests, waits
+    server.close()
+
+
+def hang_up(server: socket.socket, requests: list[bytes]) -> None:
+    while True:
+        try:
+            connection, _ = server.accept()
+        except OSError:  # closed: the test is over
+            return
+        requests.append(connection.recv(1024).split(b"\r\n")[0])
+        connection.close()
+
+
+def test_a_hub_out_of_reach_is_asked_once_then_said_in_one_message(unreachable_hub):
+    """With nothing cached, huggingface_hub asks six times more, over 24 s (`kit plan` printed five Retry lines
+    before its message), and lets a hub that hangs up raise httpx's error; the plan asks once, and says why."""
+    hub, requests, waits = unreachable_hub
+    started = time.monotonic()
+    with pytest.raises(KitError, match="^cannot read config.json for 'Qwen/Qwen2.5-1.5B-Instruct': .*the hub did not "
+                                       "answer"):
+        read_shape("Qwen/Qwen2.5-1.5B-Instruct")
+    assert waits == []  # no retry
+    assert len([r for r in requests if r.startswith(b"HEAD ")]) == (hub == "hangs up")  # asked once, when it can be
+    assert time.monotonic() - started < 5
 
 
 def test_a_folder_without_config_and_a_config_without_keys_are_refused(tmp_path):

@@ -51,3 +51,30 @@ def test_wrapper_keeps_name_and_columns():
     bundle = load_recipe("gsm8k").rewards.with_adaptive(["answer_correct"])
     assert isinstance(bundle.rewards[0].fn, AdaptiveWeight) and bundle.weights == load_recipe("gsm8k").rewards.weights
     assert bundle.columns_needed()["answer_correct"] == ["answer"]
+
+
+def shouting(completions, **kwargs):
+    """A style penalty as the guide writes them: 1 for what it penalizes, given a negative weight."""
+    return [1.0 if "!" in c[0]["content"] else 0.0 for c in completions]
+
+
+def test_a_penalty_under_adaptive_rewards_counts_a_completion_it_spares_as_a_success():
+    from kit.rewards import RewardBundle
+
+    bundle = RewardBundle((answer_correct, 1.0), (shouting, -0.5)).with_adaptive(["shouting"])
+    penalty = bundle.rewards[1].fn
+    assert bundle.weights == [1.0, -0.5] and isinstance(penalty, AdaptiveWeight) and penalty.penalty
+    penalty(completions=[chat("calm")] * 10)  # nothing penalized: the model succeeds, the penalty quietens
+    assert penalty.success_rate == 1.0 and penalty.multiplier == pytest.approx(0.9)
+    for _ in range(3):  # everything penalized: the model fails, and once the rate (1/4) is below 0.3 it grows
+        penalty(completions=[chat("loud!")] * 10)
+    assert penalty.success_rate == 0.25 and penalty.multiplier == pytest.approx(0.9 * 1.2)
+
+
+def test_an_adaptive_weight_given_a_negative_weight_must_say_it_is_a_penalty():
+    from kit.errors import KitError
+    from kit.rewards import RewardBundle
+
+    with pytest.raises(KitError, match=r"weight -0.5.*AdaptiveWeight\(shouting, penalty=True\)"):
+        RewardBundle((AdaptiveWeight(shouting), -0.5))
+    assert RewardBundle((AdaptiveWeight(shouting, penalty=True), -0.5)).weights == [-0.5]

@@ -8,6 +8,7 @@ from kit.errors import KitError
 from kit.recipes import load_recipe
 from kit.rewards.bundle import Reward
 from kit.rewards.check import load_samples, run_one
+from kit.rewards.text import completion_text
 from tests.conftest import REPO, chat
 
 
@@ -48,7 +49,7 @@ too_big.reward_range = (0.0, 1.0)
 )
 def test_warnings(fn, warning):
     run = run_one(Reward(fn, 1.0), [chat("a"), chat("b")], {})
-    assert any(warning in w for w in run.warnings), run.warnings
+    assert any(warning in w for w in run.warnings + run.refusals), run.warnings
 
 
 def test_user_completions_file(tmp_path):
@@ -72,7 +73,7 @@ def test_samples_from_a_run_are_checked_against_the_values_given_in_training():
     from kit.rewards.check import run_bundle
 
     def answer_match(completions, answer, **kwargs):
-        return [1.0 if c == a else 0.0 for c, a in zip(completions, answer)]
+        return [1.0 if completion_text(c) == a else 0.0 for c, a in zip(completions, answer)]
 
     def not_applicable(completions, **kwargs):
         return [None for _ in completions]
@@ -96,3 +97,30 @@ def test_an_environment_recipe_replays_each_transcript_and_shows_get_reward():
     assert "HiddenNumber x1" in lines[0]
     assert next(line for line in lines if line.startswith("binary search")).split()[-4:] == ["1", "1", "1", "1.20"]
     assert next(line for line in lines if line.startswith("named without guessing")).split()[-2:] == ["0", "0.20"]
+
+
+def test_a_penalty_function_given_a_negative_weight_is_warned_about():
+    """soft_overlong_punishment gives -1..0 already: a negative weight would pay for what it penalizes."""
+    from kit.rewards import RewardBundle, soft_overlong_punishment
+    from kit.rewards.check import run_bundle
+
+    penalty = soft_overlong_punishment(max_length=8, cache=4, unit="words")
+    samples = [{"completion": "short"}, {"completion": " ".join(["word"] * 10)}]
+    (run,) = run_bundle(RewardBundle((penalty, -1.0)), samples)
+    assert any("its values are at most 0 (a penalty already) and its weight is -1" in w for w in run.warnings)
+    (run,) = run_bundle(RewardBundle((penalty, 1.0)), samples)
+    assert run.warnings == []
+
+
+def test_rows_where_a_reward_returns_none_are_listed_not_refused(capsys):
+    from kit.rewards import RewardBundle
+    from kit.rewards.check import print_report, run_bundle
+
+    def tagged_only(completions, **kwargs):
+        return [1.0 if "<answer>" in completion_text(c) else None for c in completions]
+
+    samples = [{"label": "tagged", "completion": "<answer>1</answer>"}, {"label": "bare", "completion": "1"}]
+    runs = run_bundle(RewardBundle((tagged_only, 1.0)), samples)
+    assert runs[0].refusals == [] and runs[0].missing == [1]
+    print_report(runs, samples)
+    assert "note: tagged_only: returned None (does not apply) for 1 of 2 samples: 2 'bare'" in capsys.readouterr().out

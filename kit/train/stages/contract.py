@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kit.config import RunConfig
+from kit.config.stages import StagePlan
 from kit.outputs import RunDir
 from kit.recipe import Recipe
 from kit.rewards.bundle import RewardBundle
@@ -25,6 +26,17 @@ class StageInputs:
     tokenizer: Any = None
     checkpoint: Path | None = None  # the GRPO checkpoint a resumed run continues from
     plan: Any = None  # the memory plan (kit.plan), when one was made: the real peak goes beside it
+    stage: StagePlan | None = None  # which entry of `stages` this is (None: the run's only stage of its kind)
+
+    @property
+    def name(self) -> str:
+        """A GRPO stage's name in metrics, console lines and the held-out table (grpo, grpo-2, format...)."""
+        return self.stage.name if self.stage else "grpo"
+
+    @property
+    def checkpoints(self) -> Path:
+        """Where this GRPO stage saves its checkpoints (and a resumed run finds them)."""
+        return self.out.stage_checkpoints(self.stage.checkpoint_folder if self.stage else None)
 
 
 class Stage(Protocol):

@@ -33,16 +33,17 @@ CISPO_EPSILON_HIGH = 5.0  # CISPO's cap on the importance weight: ScaleRL's valu
 
 
 def arguments(inputs: StageInputs):
-    return grpo_args(inputs.cfg, inputs.out, inputs.rewards)
+    return grpo_args(inputs.cfg, inputs.out, inputs.rewards, inputs.checkpoints)
 
 
-def grpo_args(cfg: RunConfig, out: RunDir | Path, rewards: RewardBundle):
-    """TRL's GRPOConfig from the `grpo` section; `grpo.extra` passes any other field through."""
+def grpo_args(cfg: RunConfig, out: RunDir | Path, rewards: RewardBundle, checkpoints: Path | None = None):
+    """TRL's GRPOConfig from the `grpo` section; `grpo.extra` passes any other field through. Checkpoints go to
+    OUT/checkpoints, or the stage's own folder (a run with several GRPO stages)."""
     from trl import GRPOConfig
 
     extra = checked_extra("grpo", cfg.grpo.extra, GRPOConfig, KIT_SETS)
     args = GRPOConfig(
-        output_dir=str(RunDir(out).checkpoints),
+        output_dir=str(checkpoints or RunDir(out).checkpoints),
         seed=cfg.seed,
         reward_weights=rewards.weights,
         save_strategy="steps",
@@ -121,18 +122,21 @@ def train(inputs: StageInputs, args, stopper):
     """
     from kit.monitor.finite import non_finite_stop
     from kit.plan.record import MemoryRecorder
-    from kit.train.resume import SaveEveryMinutes
+    from kit.train.resume import SaveAtEnd, SaveEveryMinutes
 
     cfg, out, checkpoint = inputs.cfg, inputs.out, inputs.checkpoint
     trainer = build_trainer(cfg, args, inputs.model, inputs.tokenizer, inputs.rows, inputs.rewards, out,
-                            inputs.recipe.toolbox)
+                            inputs.recipe.toolbox, stage=inputs.name)
     if ranks.is_main():
-        write_run_section(out.run_file, "trainer", {"grpo": held_settings(cfg, trainer.args)})
+        record_held_settings(out, inputs.name, held_settings(cfg, trainer.args))
     if checkpoint is not None and trained_to_plan(cfg.grpo.max_steps, checkpoint):
-        print(f"resume: {checkpoint} holds every planned step; writing the outputs the stopped run did not")
+        print(f"resume: {checkpoint} holds every planned step of {inputs.name}: its weights are loaded and the "
+              "run goes on from there")
         trainer._load_from_checkpoint(str(checkpoint))  # the weights, as train(resume_from_checkpoint=) loads them
         return trainer
     trainer.add_callback(stopper)
+    if inputs.stage and not inputs.stage.only_grpo:  # a later stage starts from this one's last step
+        trainer.add_callback(SaveAtEnd())
     if cfg.grpo.save_minutes:
         trainer.add_callback(SaveEveryMinutes(cfg.grpo.save_minutes))
     if ranks.is_main():
@@ -147,8 +151,16 @@ def train(inputs: StageInputs, args, stopper):
     return trainer
 
 
+def record_held_settings(out: RunDir, stage: str, settings: dict) -> None:
+    """run.yaml's `trainer` section: what each GRPO stage's trainer held, by the stage's name."""
+    import yaml
+
+    held = (yaml.safe_load(out.run_file.read_text()) or {}).get("trainer") or {}
+    write_run_section(out.run_file, "trainer", {**held, stage: settings})
+
+
 def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: RewardBundle, out: RunDir | Path,
-                  toolbox: Toolbox | None = None):
+                  toolbox: Toolbox | None = None, stage: str = "grpo"):
     """TRL's GRPOTrainer with the kit's callbacks: metrics file, health checks, samples, per-rank counts.
 
     A recipe's tools or environment go to TRL as they are: its trainer runs the multi-turn loop."""
@@ -165,11 +177,11 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     read = sorted({c for columns in rewards.columns_needed().values() for c in columns if c != "prompt"})
     samples = SampleLogger(out.samples, cfg.monitor.sample_every, cfg.monitor.samples, cfg.seed, dataset, read)
     ranges = {r.name: documented_range(r.fn) for r in rewards.rewards}
-    health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window, ranges, tools=bool(toolbox)),
-                            out.diagnostics)
+    health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window, ranges, tools=bool(toolbox),
+                                          weights=dict(zip(rewards.names, rewards.weights))), out.diagnostics)
     tool_stats = ToolStats() if toolbox else None  # first: it adds tools/* to the logs the others read
-    callbacks = [*filter(None, [tool_stats]), MetricsFile(out.metrics), health,
-                 FiniteGuard("grpo", cfg.grpo.learning_rate), StepPace()]
+    callbacks = [*filter(None, [tool_stats]), MetricsFile(out.metrics, stage), health,
+                 FiniteGuard(stage, cfg.grpo.learning_rate), StepPace()]
     callbacks += [samples] if cfg.monitor.samples else []
     funcs = [CheckedReward(fn) for fn in rewards.funcs]  # a broken reward stops the run with one line
     if ranks.in_worker():  # every rank counts what it did; rank 0 writes it all to OUT/distributed.json
@@ -182,7 +194,7 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     samples.trainer = trainer
     if tool_stats:
         tool_stats.trainer = trainer
-    use_step_lines(trainer, "grpo")  # one line a step; the whole dict is in metrics.jsonl (and shown with -v)
+    use_step_lines(trainer, stage)  # one line a step; the whole dict is in metrics.jsonl (and shown with -v)
     return trainer
 
 

@@ -21,6 +21,7 @@ from kit.train.stages.settings import (
     pinned_defaults,
 )
 from kit.train.stages.sft_rows import tokenized
+from kit.user_code import call_user, preview
 
 # What the kit sets in SFTConfig itself, and where the user changes it instead.
 KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed", "save_strategy": "the run (it saves "
@@ -36,11 +37,12 @@ def sft_dataset(recipe: Recipe, rows):
     if recipe.sft_target is None:
         raise KitError(f"stages has sft, but recipe '{recipe.name}' defines no sft_target(row) -> str to learn from")
 
-    def worked(row: dict) -> dict:
-        target = recipe.sft_target(row)
+    def worked(row: dict, index: int) -> dict:
+        target = call_user(recipe.sft_target, row, label="sft_target()",
+                           context=lambda: f" on row {index} of the training rows ({preview(row)})")
         return {"completion": target if isinstance(target, list) else [{"role": "assistant", "content": target}]}
 
-    return rows.map(worked)
+    return rows.map(worked, with_indices=True)
 
 
 def arguments(inputs: StageInputs):
@@ -81,14 +83,15 @@ def train(inputs: StageInputs, args, stopper=None):
     from kit.monitor.pace import StepPace
 
     cfg, out = inputs.cfg, inputs.out
+    name = inputs.stage.name if inputs.stage else "sft"
     per_step = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps * cfg.launch.num_processes
-    print(f"sft: {cfg.sft.max_steps} steps of {per_step} worked answers, learning rate {cfg.sft.learning_rate:g}")
-    callbacks = [MetricsFile(out.metrics, stage="sft"), FiniteGuard("sft", cfg.sft.learning_rate), StepPace()]
+    print(f"{name}: {cfg.sft.max_steps} steps of {per_step} worked answers, learning rate {cfg.sft.learning_rate:g}")
+    callbacks = [MetricsFile(out.metrics, stage=name), FiniteGuard(name, cfg.sft.learning_rate), StepPace()]
     callbacks += [stopper] if stopper else []
     rows = tokenized(sft_dataset(inputs.recipe, inputs.rows), inputs.tokenizer, inputs.recipe.toolbox.functions(),
                      template_options(cfg), cfg.model.max_seq_length)
     trainer = SFTTrainer(model=inputs.model, processing_class=inputs.tokenizer, args=args, train_dataset=rows,
                          callbacks=callbacks)
-    use_step_lines(trainer, "sft")
+    use_step_lines(trainer, name)
     trainer.train()
     return trainer

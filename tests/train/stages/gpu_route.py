@@ -53,7 +53,8 @@ def train_recipe(name: str, root: Path) -> dict:
     `kit train` runs them; what each trainer was, held and trained on."""
     from kit.data import drop_long_prompts
     from kit.recipes import load_recipe
-    from kit.train.prepare import prepare_run, write_run_file
+    from kit.train.prepare import prepare_run
+    from kit.train.record import write_run_file
     from kit.train.resume import stop_on_request
     from kit.train.run import prepare_tools
     from kit.train.stages import STAGES, StageInputs

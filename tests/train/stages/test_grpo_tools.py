@@ -59,7 +59,7 @@ def test_the_recipes_tools_run_inside_trls_loop(recipe_name, tmp_path):
     step = next(m for m in metrics if "reward" in m)
     assert step["tools/call_frequency"] > 0 and step["tools/calling"] == 1.0 and step["tools/turns"] >= 2
     sample = json.loads(run.out.samples.read_text().splitlines()[0])
-    tool_results = [m["content"] for m in sample["transcript"] if m["role"] == "tool"]
+    tool_results = [m["content"] for m in sample["completion"] if m["role"] == "tool"]  # the whole transcript
     if recipe_name == "python_tool":
         assert tool_results[0] == "299114"  # the model's code ran in the sandbox
     else:
