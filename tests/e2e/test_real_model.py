@@ -106,8 +106,10 @@ def test_rewards_check_runs_on_the_real_models_completions(run):
     out, _ = run
     result = kit("rewards", "check", "digit_sum", "--completions", str(out / "samples.jsonl"), env_extra=OFFLINE)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    rows = [line for line in result.stdout.splitlines()[1:] if line.strip() and not line.startswith(("warning", "no "))]
+    notes = ("warning", "no ", "gold answers:")
+    rows = [line for line in result.stdout.splitlines()[1:] if line.strip() and not line.startswith(notes)]
     assert len(rows) == len((out / "samples.jsonl").read_text().splitlines())
+    assert "gold answers: answer_correct pays the recipe's worked answer" in result.stdout
     assert "during training" not in result.stdout  # the same values as the trainer gave them
 
 
