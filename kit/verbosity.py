@@ -41,3 +41,5 @@ def quiet_libraries() -> None:
     # Unsloth's loader sets HF_HUB_ENABLE_HF_TRANSFER in its process; every process started from it (a rank, a
     # doctor's worker, a test's subprocess) then hears huggingface_hub call the variable deprecated
     warnings.filterwarnings("ignore", message=".*HF_HUB_ENABLE_HF_TRANSFER.*")
+    # every tool recipe reaches TRL as an environment_factory (kit.tools.toolbox), on purpose: TRL calls it experimental
+    warnings.filterwarnings("ignore", message=".*'environment_factory', which is an experimental feature.*")

@@ -96,6 +96,13 @@ class GRPOSection(Section):
     max_tool_calling_iterations: int | None = Field(
         4, gt=0, description="with a recipe's TOOLS or ENVIRONMENT: rounds of tool calls per completion, at most "
         "(null: no limit); max_completion_length is the budget of all turns together; evaluation too")
+    # The kit's own (kit.tools.budget), not GRPOConfig's: a degenerate policy's flood of calls stalls every step.
+    tool_calls_per_turn: int = Field(
+        8, gt=0, description="with tools: calls one reply may make; one more ends the rollout's tool use with an "
+        "error result the model reads; evaluation too")
+    tool_seconds_per_rollout: float = Field(
+        60.0, gt=0, description="with tools: seconds of tool time one rollout may use; the call after ends its "
+        "tool use with an error result; evaluation too")
     lr_scheduler_type: str = Field("cosine", description="transformers' name: cosine, linear, constant, ...")
     warmup_steps: int = Field(0, ge=0, description="steps the learning rate ramps up over")
     weight_decay: float = Field(0.1, ge=0, description="AdamW's weight decay")

@@ -22,6 +22,7 @@ from kit.models.inference import Loaded, is_adapters_base, load_for_inference
 from kit.outputs import RunDir, eval_file_name, run_file_beside
 from kit.recipe import Recipe
 from kit.rewards.code import prepare_code_rewards
+from kit.tools.budget import ToolBudget
 
 DEFAULT_COMPLETION_TOKENS = 256  # when neither the run nor the recipe says
 
@@ -90,14 +91,19 @@ def prompt_settings(run: dict) -> dict:
     return {key: data[key] for key in ("system_prompt", "max_prompt_length") if data.get(key) is not None}
 
 
-def tool_rounds(run: dict, recipe: Recipe) -> int | None:
-    """Rounds of tool calls per completion: the run's, else the recipe's, else the kit's default."""
+def tool_setting(run: dict, recipe: Recipe, name: str):
+    """A `grpo` tool setting (rounds of calls, the budget): the run's, else the recipe's, else the kit's default."""
     from kit.config.sections import GRPOSection
 
     for grpo in (run.get("grpo") or {}, recipe.defaults.get("grpo") or {}):
-        if "max_tool_calling_iterations" in grpo:
-            return grpo["max_tool_calling_iterations"]
-    return GRPOSection.model_fields["max_tool_calling_iterations"].default
+        if name in grpo:
+            return grpo[name]
+    return GRPOSection.model_fields[name].default
+
+
+def tool_budget(run: dict, recipe: Recipe) -> ToolBudget:
+    return ToolBudget(tool_setting(run, recipe, "tool_calls_per_turn"),
+                      tool_setting(run, recipe, "tool_seconds_per_rollout"))
 
 
 def at_least_one(value: int, flag: str, meaning: str) -> None:
@@ -160,7 +166,8 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
         recipe.defaults.get("grpo", {}).get("max_completion_length", DEFAULT_COMPLETION_TOKENS)
     template_options = (run.get("grpo") or {}).get("chat_template_kwargs") or {}  # the run's, e.g. enable_thinking
     sampling = Sampling(max_new_tokens=tokens, chat_template_kwargs=template_options,
-                        max_tool_rounds=tool_rounds(run, recipe))
+                        max_tool_rounds=tool_setting(run, recipe, "max_tool_calling_iterations"),
+                        tool_budget=tool_budget(run, recipe))
     cpu_threads.start(run.get("cpu_threads", "auto"))
     print(f"eval: {len(rows)} prompts from {data}, up to {tokens} new tokens, greedy")
     results = score_models(recipe, rows, sampling, model, adapter, baseline, backend)

@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from kit import cpu_threads, env
 from kit.models.vllm_engine import VllmEngine, sampling_params
+from kit.tools.budget import ToolBudget
 
 
 @dataclass
@@ -37,6 +38,7 @@ class Sampling:
     # with tools: rounds of tool calls, at most (grpo.max_tool_calling_iterations; None: no limit); max_new_tokens
     # is then the budget of the whole multi-turn completion, as max_completion_length is in training
     max_tool_rounds: int | None = 4
+    tool_budget: ToolBudget = field(default_factory=ToolBudget)  # each rollout's (grpo.tool_calls_per_turn, ...)
 
 
 def render(tokenizer, prompts: list[list[dict]], chat_template_kwargs: dict | None = None, tools=None) -> list[str]:

@@ -6,7 +6,8 @@ Evaluation (kit.eval.evaluate) and `kit chat` use this; training uses TRL's own 
 `_tool_call_loop`), whose rules this follows so the held-out numbers mean what the training rewards mean:
 the reply is parsed with TRL's `parse_response` (a call that does not parse is a plain answer); each call
 is `fn(**arguments)` and anything it raises, an unknown name included, becomes the tool result
-`{'error': ...}`; results are `str(result)`; at most `max_rounds` rounds of tool calls; and
+`{'error': ...}`; results are `str(result)`; at most `max_rounds` rounds of tool calls, and each rollout's
+calls within `sampling.tool_budget` (kit.tools.budget); replies parsed through kit.tools.guard; and
 `sampling.max_new_tokens` is one budget for the whole completion, tool results included, the round that
 would overflow it undone.
 """
@@ -30,7 +31,7 @@ class Rollout:
 def roll_out(model, tokenizer, rows: list[dict], toolbox: Toolbox, sampling: Sampling, max_rounds: int | None,
              batch_size: int = 32, lora_request=None, progress: bool = True) -> list[Rollout]:
     """Each row's prompt answered, with as many rounds of tool calls as the model makes (at most max_rounds)."""
-    episodes = [toolbox.episode(row) for row in rows]
+    episodes = [toolbox.episode(row, sampling.tool_budget) for row in rows]
     prompts = [with_observation(row["prompt"], e.observation) for row, e in zip(rows, episodes)]
     tools = toolbox.functions()
     chat_kwargs = sampling.chat_template_kwargs

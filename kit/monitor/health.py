@@ -19,8 +19,9 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
+from kit.monitor.tool_health import tool_checks
 from kit.rewards.text import completion_text
-from kit.tools.stats import tool_stats, transcript_text
+from kit.tools.stats import transcript_text
 
 
 @dataclass
@@ -104,28 +105,6 @@ class HealthMonitor:
                     named = f"{name} (weight {weight:g})" if weight < 0 else name  # a penalty: which end is which
                     yield f"stuck:{name}", (f"reward {named} stuck at its {level} ({means[-1]:g}) for 5 steps: it "
                                             "gives no signal; soften it, reweight it, or drop it.")
-
-
-def tool_checks(recent: list[dict]):
-    """The model's use of its tools over the last 5 logged steps, from the tools/* metrics ToolStats adds."""
-    last = [m for m in recent if "tools/calling" in m][-5:]
-    if len(last) < 5:
-        return
-    calling = _mean(m["tools/calling"] for m in last)
-    earlier = [m["tools/calling"] for m in recent if "tools/calling" in m][:-5]
-    if calling == 0 and earlier and max(earlier) >= 0.25:
-        yield "tools_stopped", (f"the model stopped calling tools: none of the last 5 steps' completions calls one "
-                                f"(up to {max(earlier):.0%} did before). A reward may pay answers without the tool "
-                                "as well: check the samples, and pay for the outcome the tool makes possible.")
-    elif calling == 0:
-        yield "tools_unused", ("no completion calls a tool (last 5 steps): the model does not know the tool format. "
-                               "Start with a warm start on tool-call transcripts (stages: [sft, grpo], an sft_target "
-                               "that returns the messages), or use a model trained for tool calls.")
-    unparsed = _mean(m.get("tools/unparsed", 0.0) for m in last)
-    if unparsed > 0.5:
-        yield "tools_unparsed", (f"{unparsed:.0%} of completions write a tool call that does not parse (last 5 "
-                                 "steps), so no tool runs: the call must be <tool_call>{\"name\": ..., "
-                                 "\"arguments\": {...}}</tool_call>, as the template shows; see the run's samples.")
 
 
 def _extreme(value: float, low: float | None, high: float | None, weight: float = 1.0) -> str | None:
@@ -218,24 +197,6 @@ class SampleLogger(TrainerCallback):
                 shown = transcript_text(completion) if has_tool_turns(completion) else completion_text(completion)
                 text = " ".join(shown.split())
                 say(f"sample (step {state.global_step}): {text[:90]!r}  {rewards}")
-
-
-class ToolStats(TrainerCallback):
-    """Adds what the latest batch did with its tools (kit.tools.stats: tools/calling, tools/unparsed,
-    tools/turns) to each step's logs, before the metrics file and the health checks read them.
-
-    TRL logs tools/call_frequency and tools/failure_frequency itself; a call that does not parse it counts
-    as a plain answer, so that share is the kit's to count."""
-
-    def __init__(self):
-        self.trainer = None
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        if self.trainer is None or logs is None or "reward" not in logs:
-            return
-        transcripts = [c for c in self.trainer._logs["completion"] if isinstance(c, list)]
-        stats = tool_stats(transcripts)
-        logs.update({f"tools/{name}": stats[name] for name in ("calling", "unparsed", "turns") if name in stats})
 
 
 def has_tool_turns(completion) -> bool:

@@ -5,7 +5,8 @@
 
 All 1,000 ordered digit triples, split once with a fixed seed: 200 held out for evaluation, 800 for
 training; no triple is in both. The answer is one tag, `<answer>13</answer>`, rewarded for being
-right and for the format.
+right and for the format. Right means the number itself: `<answer>4+7+2</answer>` equals 13 but copies the
+question, and earns nothing (answer_correct wants a gold number written out).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ HELD_OUT = 200
 ANSWER_FORMAT = tag_format("answer", r"-?\d+")
 
 REWARDS = RewardBundle(
-    (answer_correct, 1.0),  # the <answer> holds the right number
+    (answer_correct, 1.0),  # the <answer> holds the right number, written out (not '4+7+2')
     (ANSWER_FORMAT, 0.2),  # the whole reply is one <answer>N</answer>
     # partial credit for a near miss, off unless a config weights it (rewards: {answer_close: 0.5}): a model
     # that gets every completion of a group wrong still learns which were closer
@@ -89,5 +90,6 @@ SAMPLE_COMPLETIONS = [
     {"label": "wrong", "completion": "<answer>12</answer>", "answer": "13"},
     {"label": "right, no tag", "completion": "13", "answer": "13"},
     {"label": "right, extra text", "completion": "<answer>13</answer> because 4+7+2", "answer": "13"},
+    {"label": "the question's sum copied, unpaid", "completion": "<answer>4+7+2</answer>", "answer": "13"},
     {"label": "empty", "completion": "", "answer": "13"},
 ]

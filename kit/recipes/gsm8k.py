@@ -9,9 +9,10 @@ its text as the gold answer would reward nothing the model could write.
 
 Scoring (`kit eval`, a run's before/after table), said with rewards: EVAL below.
     strict   the format (soft_xml_format), and ALL of <answer> states the gold value (answer_correct): one
-             number with or without a unit ('72', '$72.00', '72 dollars', '1/2' for 0.5); '18 or 72', '10:30' and
-             '48 + 24 = 72' are wrong. '50%' is right for a gold of 50: GSM8K's "what percent ...?"
-             questions record the count of percent ('#### 50'); a plain '0.5' there is wrong.
+             number written out, with or without a unit ('72', '$72.00', '72 dollars', '1/2' for 0.5); '18 or
+             72', '10:30', '48 + 24 = 72' and '48 + 24' (the arithmetic, not its result) are wrong. '50%' is
+             right for a gold of 50: GSM8K's "what percent ...?" questions record the count of percent
+             ('#### 50'); a plain '0.5' there is wrong.
     lenient  the LAST NUMBER stated (last_number_correct): the last number of the <answer> tag, else of
              \\boxed{}, else after 'the answer is', else of the whole reply; '18 or 72' counts for 72. A final
              answer that strict's rule finds right ('1/2' for 0.5) counts too, so lenient is never below strict.
@@ -51,7 +52,7 @@ SYSTEM_PROMPT = """Respond in the following format:
 
 # Unsloth's GSM8K notebook bundle: correctness dominates; format terms give a signal from the start.
 REWARDS = RewardBundle(
-    (answer_correct, 2.0),
+    (answer_correct, 2.0),  # the number itself: '48 + 24' for 72 is the working, not the answer
     (integer_answer, 0.5),
     (strict_xml_format(), 0.5),
     (soft_xml_format(), 0.5),
@@ -164,6 +165,8 @@ SAMPLE_COMPLETIONS = [
     _sample("right, written as 72.0", "<reasoning>\n48 + 24\n</reasoning>\n<answer>\n72.0\n</answer>\n"),
     _sample("wrong number", "<reasoning>\n48 + 48 = 96\n</reasoning>\n<answer>\n96\n</answer>\n"),
     _sample("two numbers, last right", "<reasoning>\n48 or 72\n</reasoning>\n<answer>\n48 or 72\n</answer>\n"),
+    _sample("the sum, not its result: answer_correct unpaid",
+            "<reasoning>\n48 / 2 = 24\n</reasoning>\n<answer>\n48 + 24\n</answer>\n"),
     _sample("right, then chatter", "<reasoning>\n48 + 24\n</reasoning>\n<answer>\n72\n</answer>\nHope this helps!"),
     _sample("no tags", "She sold 72 clips altogether."),
     _sample("empty", ""),

@@ -8,8 +8,10 @@ Offline (`data.path: sample`, the smoke profile, the CPU demo): products of two 
 ("What is 347 times 862?"), beyond what a small model computes in its head but one line of Python. For
 real runs (no data.path) the rows are GSM8K's (openai/gsm8k), the same tool and answer format: tool-
 integrated reasoning. Either way a completion is the assistant's turns and the tool's results between
-them; it is paid for the right number in `<answer>N</answer>`, written out in the last turn. The tool's output
-is never read by a reward, so printing a fake result earns nothing.
+them; it is paid for the right number in `<answer>N</answer>`, written out in the last turn, and a little for
+a tool call that ran. What the tool printed is never compared with anything, so printing a fake result earns
+nothing; tool_ran reads only whether the run finished and printed (kit.tools.python.finished_and_printed), so an
+empty call, a timeout or code that raised earns nothing either.
 """
 
 from __future__ import annotations
@@ -24,28 +26,30 @@ from kit.recipe import Scoring
 from kit.recipes import gsm8k
 from kit.rewards import RewardBundle, exact_match, last_number_correct, tag_format
 from kit.tools import python_tool
-from kit.tools.stats import ERROR_PREFIX
+from kit.tools.python import NO_OUTPUT, finished_and_printed
 
 SYSTEM_PROMPT = ("Use the python tool to compute, then give the final answer as <answer>N</answer>.")
 TOOLS = [python_tool(timeout=5.0, memory_mb=256)]
-ANSWER_FORMAT = tag_format("answer", r"-?[\d,]+(\.\d+)?")
-
+# a number: digits, commas between groups of three, a decimal part ('299114', '-1,234.5'; not ',' or '1,2')
+ANSWER_FORMAT = tag_format("answer", r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 
 def tool_ran(completions, **kwargs) -> list[float]:
-    """1.0 when a tool call parsed and the tool ran (its result, the code's own exception included, is not
-    TRL's `{'error': ...}` for a tool that raised or does not exist): partial credit for the habit the answer
-    needs, so GRPO has a signal while few answers are right yet (a fifth of a right answer's pay)."""
-    return [float(any(m.get("role") == "tool" and not str(m.get("content", "")).startswith(ERROR_PREFIX)
+    """1.0 when a tool call ran its code to the end, within its limits, and printed something: not an empty
+    call, one that printed nothing, timed out, was stopped or raised, nor TRL's `{'error': ...}` for a call that
+    could not run (kit.tools.python.finished_and_printed). Partial credit for the habit the answer needs, so GRPO
+    has a signal while few answers are right yet (a fifth of a right answer's pay)."""
+    return [float(any(m.get("role") == "tool" and finished_and_printed(m.get("content"))
                       for m in c if isinstance(m, dict))) if isinstance(c, list) else 0.0 for c in completions]
 
 
-# exact_match, not answer_correct: answer_correct takes an expression equal to the gold value, and GRPO found
-# that out within ten steps of the CPU demo ("<answer>481*263</answer>" paid in full, the tool left unused).
+# exact_match: the number as the gold writes it. Chosen when answer_correct still paid an expression equal to the
+# gold value (until issue 43): GRPO found that out within ten steps of the CPU demo ("<answer>481*263</answer>"
+# paid in full, the tool left unused).
 REWARDS = RewardBundle(
     (exact_match, 1.0),  # the last turn's <answer> is the number itself
     (ANSWER_FORMAT, 0.2),  # the last turn is one <answer>N</answer>
-    (tool_ran, 0.2),  # a tool call that ran
+    (tool_ran, 0.2),  # a tool call that ran to the end and printed
 )
 # strict: right, in the format; lenient: the last number of the last turn is right; formatted: the format
 EVAL = Scoring(strict=(exact_match, ANSWER_FORMAT), lenient=last_number_correct, formatted=ANSWER_FORMAT)
@@ -134,7 +138,16 @@ SAMPLE_COMPLETIONS = [
     _sample("cut off after the tool", [{"role": "assistant", "content": "", "tool_calls": [call("347 * 862")]},
                                        {"role": "tool", "name": "python", "content": "299114"}]),
     _sample("no tool, guessed", [{"role": "assistant", "content": "<answer>300000</answer>"}]),
-    _sample("the expression, not the number", [{"role": "assistant", "content": "<answer>347*862</answer>"}]),
+    _sample("the expression, not the number: unpaid", [{"role": "assistant", "content": "<answer>347*862</answer>"}]),
+    # the results python_tool returns for these calls (kit/tools/python.py): a run that did not finish with output
+    _sample("empty call, then right: tool_ran unpaid", [
+        {"role": "assistant", "content": "", "tool_calls": [call("")]},
+        {"role": "tool", "name": "python", "content": NO_OUTPUT},
+        {"role": "assistant", "content": "<answer>299114</answer>"}]),
+    _sample("the code raised, then right: tool_ran unpaid", [
+        {"role": "assistant", "content": "", "tool_calls": [call("print(347 * 862)\n1 / 0")]},
+        {"role": "tool", "name": "python", "content": "error: ZeroDivisionError: division by zero; it printed: 299114"},
+        {"role": "assistant", "content": "<answer>299114</answer>"}]),
     _sample("right, no tags", [{"role": "assistant", "content": "It is 299114."}]),
     _sample("empty", [{"role": "assistant", "content": ""}]),
 ]

@@ -7,7 +7,8 @@ row"; TRL leaves it out of the mean. Parameterised rewards are factories that re
 
     correctness  answer_correct, integer_answer, exact_match, numeric_match(), math_equivalent, fuzzy_match
     lenient      last_number_correct: the last number stated (for evaluation's lenient column, not training)
-    the rule     answer_values, same_answer: the whole answer must state ONE value (kit/rewards/whole_answer.py)
+    the rule     answer_values, numeral_values, same_answer: the whole answer must state ONE value, and for a
+                 gold number be one written out, not '14+9' (kit/rewards/whole_answer.py)
     format       strict_xml_format(), soft_xml_format(), xml_tag_count(), tag_format(), json_format,
                  code_block(language)
     fields       field_accuracy: the share of a gold JSON object's fields the reply's JSON gets right
@@ -58,7 +59,7 @@ from kit.rewards.length import (
 from kit.rewards.style import citations, reasoning_connectors, reasoning_steps, repetition_penalty
 from kit.rewards.text import completion_text
 from kit.rewards.traits import with_traits
-from kit.rewards.whole_answer import answer_values, same_answer
+from kit.rewards.whole_answer import answer_values, numeral_values, same_answer
 
 __all__ = [
     "AdaptiveWeight",
@@ -88,6 +89,7 @@ __all__ = [
     "math_equivalent",
     "max_length_penalty",
     "min_length",
+    "numeral_values",
     "numeric_closeness",
     "numeric_match",
     "parse_number",

@@ -4,6 +4,9 @@ Every function reads the completion's final answer (an <answer> tag, else \\boxe
 is ...", else the whole text; answer_correct and numeric_closeness read the tag only) and returns None
 for a row without a gold answer. The numeric ones judge the WHOLE answer: it must state one value, so
 '18 or 20' and '10:30' earn nothing however right their last number (kit/rewards/whole_answer.py).
+answer_correct and numeric_closeness, the arithmetic recipes' rewards, want a gold number written out as one
+('23', '$1,200', '1/2'): '14+9' copies "What is 14 plus 9?" and computes nothing. numeric_match and
+math_equivalent take any expression of the value ('12/4' for 3), for tasks where that is an answer.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import string
 
 from kit.rewards.answers import canonical_number, extract_tag, final_answer
 from kit.rewards.text import completion_text
-from kit.rewards.whole_answer import answer_values, math_verify_timeout, same_answer, same_value
+from kit.rewards.whole_answer import answer_values, math_verify_timeout, numeral_values, same_answer, same_value
 
 _INTEGER = re.compile(r"-?\d+")
 
@@ -33,12 +36,13 @@ def _against_gold_number(completions, answer, score) -> list[float | None]:
 
 
 def answer_correct(completions, answer, **kwargs) -> list[float | None]:
-    """1.0 when the whole <answer>...</answer> states the gold value: one number ('1,000' == '1000.0', '$72',
-    '72 dollars', '1/2' == '0.5') or one expression ('\\frac{3}{4}', '12/4').
+    """1.0 when the whole <answer>...</answer> states the gold value, written out: one number ('1,000' ==
+    '1000.0', '$72', '72 dollars', '1/2' and '\\frac{1}{2}' == '0.5').
 
-    Strict about format: a completion without an answer tag scores 0. Two numbers ('18 or 20') or an equation
-    ('12/4 = 3') score 0 even when the last number is right. A gold that is not one value ('Paris') compares
-    as text, ignoring case.
+    Strict about format: a completion without an answer tag scores 0. Two numbers ('18 or 20'), an equation
+    ('12/4 = 3') or an expression for a gold number ('14+9' for 23, '12/4' for 3: the question's arithmetic,
+    copied) score 0 even when their value is right. A gold that is itself an expression ('\\sqrt{8}') takes any
+    expression of its value ('2\\sqrt{2}'); one that is not a value ('Paris') compares as text, ignoring case.
     """
     return [None if not _has_gold(gold) else float(same_answer(extract_tag(completion_text(c), "answer"), gold))
             for c, gold in zip(completions, answer)]
@@ -76,15 +80,15 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9):
 def numeric_closeness(within: float):
     """Factory: partial credit for a number near the gold one, 1 - |given - gold| / `within`, floored at 0.
 
-    Reads the <answer> tag only, and only when all of it is one value (a reply without one earns nothing,
-    as does '12 or 13'). For arithmetic whose answers a small
+    Reads the <answer> tag only, and only when all of it is one number written out, as answer_correct wants it
+    (a reply without one earns nothing, as do '12 or 13' and '6+7'). For arithmetic whose answers a small
     model gets wrong in every completion of a group: exact-match rewards are then all 0 and GRPO learns
     nothing, while "closer" still tells the completions apart. Weight it below the exact-match reward.
     """
 
     def answer_close(completions, answer, **kwargs) -> list[float | None]:
         def score(text: str, expected: tuple) -> float:
-            given = answer_values(extract_tag(text, "answer"))
+            given = numeral_values(extract_tag(text, "answer"))
             return max([0.0, *(1.0 - float(abs(a - b)) / within for a in given for b in expected)])
 
         return _against_gold_number(completions, answer, score)

@@ -2,7 +2,9 @@
 
     answer_values("$1,234.50")   -> (Fraction(2469, 2),)
     answer_values("18 or 20")    -> ()               two numbers: not an answer
+    numeral_values("14+9")       -> ()               an expression: not the number written out
     same_answer("1/2", "0.5")    -> True
+    same_answer("14+9", "23")    -> False            the gold is a number: so must the answer be
 
 An answer is right when ALL of it states ONE value, equal to the gold one. One value is either
   - one number as people write it, with words or a unit around it and no other number: '72', '-3.5',
@@ -12,6 +14,12 @@ Everything else is no answer, however right its last number: two numbers with wo
 between ('18 or 20', '10:30', '3, 4', '2 1/2'), and any equation or inequality between numbers
 ('12/4 = 3', '3 < 4'): the question asks for a value, and a policy paid for the last number of a list
 learns to list. `x = 72` counts: it holds one number.
+
+A numeral is the first kind, or a plain fraction in lowest terms ('1/2', '-\\frac{3}{4}'): the number written
+out, with no arithmetic left to do. Against a gold written as a numeral, same_answer takes a numeral only: an
+expression equal to it ('14+9' for "What is 14 plus 9?", '12/4' for 3) copies the question's arithmetic instead
+of doing it, and a policy paid for it learns to copy (issue 43). Against a gold that is itself an expression
+('\\sqrt{8}'), any expression of its value is right.
 
 Percent: 'p%' (or 'p percent') is right for a gold of p/100, its value (a probability of 0.5), and for a
 gold of p, because a "what percent ...?" question records the count of percent as its gold (GSM8K writes
@@ -44,7 +52,10 @@ _MATH_ONLY = re.compile(r"[\d\s.+\-*/^(){}]+")
 # '3 4', '2(3)' and '1.2.3' are not one number (math-verify would read them as 7, 5 and 0.36)
 _JUXTAPOSED = re.compile(r"[\d.]\s+[\d.]|\d\s*\(|\)\s*\d|\.\d+\.")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_FRACTION = re.compile(r"(?P<sign>-?)\s*(?:(?P<a>\d+)\s*/\s*(?P<b>\d+)"  # '-3/4'
+                       r"|\\[dt]?frac\s*\{\s*(?P<c>\d+)\s*\}\s*\{\s*(?P<d>\d+)\s*\})")  # '\frac{3}{4}'
 _LARGEST = 10**100  # no answer is larger; float() of every value stays finite
+_LONGEST = 120  # digits, or characters of an expression: past any answer (and int() refuses 4,300 digits)
 
 
 def answer_values(text: str | None) -> tuple[Fraction, ...]:
@@ -52,20 +63,33 @@ def answer_values(text: str | None) -> tuple[Fraction, ...]:
     the text is not one value (no number, two numbers, an equation, an expression with words)."""
     if not text:
         return ()
-    cleaned = _unwrap(_LATEX_TEXT.sub(r" \1 ", text.replace("\u2212", "-").replace("\\$", "$").replace("\\%", "%")))
+    cleaned = _cleaned(text)
     plain = _one_number(cleaned)
     return plain if plain is not None else _one_expression(cleaned)
 
 
+def numeral_values(text: str | None) -> tuple[Fraction, ...]:
+    """The value the whole `text` states when it is one number written out (a numeral: '23', '$1,200', '18.0',
+    '72 dollars', '50%', '1/2', '-\\frac{3}{4}'); () for an expression ('14+9', '12/4', '2^{3}') as for anything
+    that is not one value."""
+    if not text:
+        return ()
+    cleaned = _cleaned(text)
+    plain = _one_number(cleaned)
+    return plain if plain is not None else _plain_fraction(cleaned)
+
+
 def same_answer(given: str | None, gold) -> bool:
     """The whole `given` answer states the gold value: numbers compare by value ('1/2' == '0.5', '1,000' ==
-    '1000.0'); a gold that is not one value ('Paris') compares as text, ignoring case and outer spaces."""
+    '1000.0'), and a gold written as a number takes a number written out, not an expression of it ('14+9' is not
+    23); a gold that is not one value ('Paris') compares as text, ignoring case and outer spaces."""
     if given is None:
         return False
     expected = answer_values(str(gold))
     if not expected:
         return given.strip().lower() == str(gold).strip().lower()
-    return any(same_value(a, b) for a in answer_values(given) for b in expected)
+    stated = numeral_values(given) if numeral_values(str(gold)) else answer_values(given)
+    return any(same_value(a, b) for a in stated for b in expected)
 
 
 def same_value(a: Fraction, b: Fraction, rel_tol: float = 1e-12, abs_tol: float = 0.0) -> bool:
@@ -76,6 +100,10 @@ def same_value(a: Fraction, b: Fraction, rel_tol: float = 1e-12, abs_tol: float 
 def math_verify_timeout() -> int | None:
     """math-verify's time limit in seconds: a SIGALRM, which only the main thread may set; elsewhere none."""
     return 5 if threading.current_thread() is threading.main_thread() else None
+
+
+def _cleaned(text: str) -> str:
+    return _unwrap(_LATEX_TEXT.sub(r" \1 ", text.replace("\u2212", "-").replace("\\$", "$").replace("\\%", "%")))
 
 
 def _unwrap(text: str) -> str:
@@ -100,7 +128,8 @@ def _closes_at_end(text: str, opening: int) -> bool:
 
 
 def _one_number(text: str) -> tuple[Fraction, ...] | None:
-    """The value of a text holding exactly one number and otherwise only words; None when it is not that."""
+    """The value of a text holding exactly one number and otherwise only words; None when it is not that, () when
+    the number is past any answer ('1e999999999', five thousand digits)."""
     numbers = list(_NUMBER.finditer(text))
     if len(numbers) != 1:
         return None
@@ -109,11 +138,29 @@ def _one_number(text: str) -> tuple[Fraction, ...] | None:
     around = _IN_WORD.sub("", text[: found.start()] + " " + after)
     if _OPERATORS.search(around):
         return None
-    value = Fraction(found["digits"].replace(",", ""))
-    if found["exponent"]:
-        value *= Fraction(10) ** int(found["exponent"][1:])
+    digits, exponent = found["digits"].replace(",", ""), found["exponent"] or "e0"
+    if len(digits) > _LONGEST or len(exponent) > 5:  # checked before int() and 10 ** exponent are computed
+        return ()
+    value = Fraction(digits) * Fraction(10) ** int(exponent[1:])
+    if abs(value) > _LARGEST:
+        return ()
     value = -value if found["sign"] == "-" else value
     return (value / 100, value) if found["percent"] else (value,)
+
+
+def _plain_fraction(text: str) -> tuple[Fraction, ...]:
+    """'1/2', '-\\frac{3}{4}': a fraction in lowest terms; '12/4', '2/4' and '4/1' are divisions still to do."""
+    found = _FRACTION.fullmatch(text)
+    if found is None:
+        return ()
+    numerator, denominator = found["a"] or found["c"], found["b"] or found["d"]
+    if len(numerator) + len(denominator) > _LONGEST:
+        return ()
+    numerator, denominator = int(numerator), int(denominator)
+    if denominator < 2 or math.gcd(numerator, denominator) != 1:
+        return ()
+    value = Fraction(numerator, denominator)
+    return (-value if found["sign"] else value,)
 
 
 def _one_expression(text: str) -> tuple[Fraction, ...]:
@@ -121,7 +168,9 @@ def _one_expression(text: str) -> tuple[Fraction, ...]:
     text = _THOUSANDS.sub("", text)
     percent = text.endswith("%")
     body = text.removesuffix("%").strip()
-    if not body or not _MATH_ONLY.fullmatch(_MATH_COMMANDS.sub(" ", body)) or _JUXTAPOSED.search(body):
+    if not body or len(body) > _LONGEST:  # math-verify takes seconds on ten thousand brackets
+        return ()
+    if not _MATH_ONLY.fullmatch(_MATH_COMMANDS.sub(" ", body)) or _JUXTAPOSED.search(body):
         return ()
     value = _evaluate(body)
     if value is None:

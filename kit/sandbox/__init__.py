@@ -5,7 +5,8 @@
 
 isolation.py builds each level's command (bubblewrap, the kit's own namespaces, or, only when asked,
 unisolated);
-namespaces.py is the namespaces level; harness.py runs inside and installs seccomp.py's filter; verdict.py
+namespaces.py is the namespaces level; harness.py runs inside, gives up what confine.py takes (capabilities,
+dumpability, and with Landlock writes outside its folder) and installs seccomp.py's filter; verdict.py
 keeps every test's expected values and comparisons outside; execute.py picks the level by a trial run,
 and starts, reads and kills runs.
 """

@@ -25,14 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.sandbox.isolation import (
-    DESCRIPTIONS,
     ENV_VAR,
     ENVIRONMENT,
     HERE,
     LEVELS,
     SandboxUnavailable,
     command,
+    describe,
     python_executable,
+    trainer_guard,
 )
 from kit.sandbox.judge import cpu_seconds
 from kit.sandbox.verdict import split_test
@@ -140,9 +141,9 @@ def run_error(outcome: Outcome, answered: int, asked: int) -> str | None:
 
 def run_request(request: dict, timeout: float, level: str | None = None) -> Outcome:
     level = level or active_level()
-    scratch = Path(tempfile.mkdtemp(prefix="kit-sandbox-"))
-    try:
-        process = subprocess.Popen(command(level, scratch), cwd=scratch, env=ENVIRONMENT,
+    with (tempfile.TemporaryDirectory(prefix="kit-sandbox-", ignore_cleanup_errors=True) as scratch,
+          trainer_guard(level)):
+        process = subprocess.Popen(command(level, Path(scratch)), cwd=scratch, env=ENVIRONMENT,
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                    start_new_session=True, close_fds=True)
         try:
@@ -150,8 +151,6 @@ def run_request(request: dict, timeout: float, level: str | None = None) -> Outc
             return read_capped(process, timeout)
         finally:
             kill(process)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def send(process: subprocess.Popen, request: dict) -> None:
@@ -242,8 +241,8 @@ def active_level() -> str:
     raise SandboxUnavailable(
         f"code rewards run model-written code, and no operating-system isolation works here ({why}). "
         "Install bubblewrap (apt install bubblewrap) or run as root; or, knowing that the model's code can then "
-        "read this machine's files, set code_isolation: unisolated")
+        "read every file your user can (and write them, on a kernel without Landlock), set code_isolation: unisolated")
 
 
 def describe_active_level() -> str:
-    return DESCRIPTIONS[active_level()]
+    return describe(active_level())

@@ -1,4 +1,4 @@
-"""Runs inside the sandbox: limits, seccomp, then the model's code; plain values go back, never verdicts.
+"""Runs inside the sandbox: limits, confinement, seccomp, then the model's code; plain values go back, never verdicts.
 
 Started as `python -I -S harness.py` with a JSON request on stdin:
   {"mode": "probes", "code": ..., "probes": ["add(2, 3)", ...], "memory_mb": ..., "cpu_seconds": ...}
@@ -7,6 +7,8 @@ Started as `python -I -S harness.py` with a JSON request on stdin:
     parent compares them with the expected values, which never enter here.
   {"mode": "program", "code": ..., "stdin": ...}: runs the code as a program reading that stdin; its
     stdout is the answer, compared outside.
+Its working folder is the run's own (a private /tmp, or under `unisolated` a scratch folder the trainer
+removes): with Landlock, the only place it may write (confine.py).
 Stdlib only: the kit is not installed inside the sandbox.
 """
 
@@ -16,7 +18,8 @@ import resource
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import seccomp  # beside this file: the kit itself is not installed in the sandbox
+import confine  # beside this file: the kit itself is not installed in the sandbox
+import seccomp
 
 FILE_LIMIT = 16 * 2**20
 
@@ -87,6 +90,14 @@ def run_program(request: dict) -> None:
     exec(compile(request["code"], "<completion>", "exec"), {"__name__": "__main__"})
 
 
+def lock_down() -> None:
+    """From here on: no capabilities, no way into another process's memory, writes only here (Landlock), seccomp."""
+    folder = os.getcwd()
+    os.environ.update(HOME=folder, TMPDIR=folder)  # under unisolated, a scratch folder rather than the host's /tmp
+    confine.confine_to(folder)
+    seccomp.install()
+
+
 def main() -> None:
     request = json.loads(sys.stdin.read())
     limit_resources(request["memory_mb"], request["cpu_seconds"])
@@ -96,11 +107,11 @@ def main() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.close(devnull)
-        seccomp.install()
+        lock_down()
         run_probes(request, out)
         out.flush()
     else:
-        seccomp.install()
+        lock_down()
         run_program(request)
     sys.stdout.flush()
 

@@ -4,12 +4,15 @@
                cgroup namespaces; the system read-only; a private 64 MB /tmp; no capabilities; uid nobody.
   namespaces   the kit's own launcher (kit/sandbox/namespaces.py) doing the same with the kernel's
                namespaces directly; needs root (as in Colab, Kaggle and most containers).
-  unisolated   no namespaces at all: only the limits and the seccomp filter the harness installs. The
-               model's code can read this machine's files. Used only when asked for by name.
-Under every level the harness applies rlimits and a seccomp filter (kit/sandbox/seccomp.py) before
-the model's code runs. `auto` (the default) takes the first of bubblewrap and namespaces that works
-here (namespaces first when the trainer is root), and refuses to run model code when neither does
-(kit.sandbox.execute.active_level).
+  unisolated   no namespaces at all: only what the harness does to itself (below). The model's code can
+               read every file its user can; with Landlock it writes only in the run's scratch folder,
+               without it (before Linux 5.13, or not enabled) wherever its user can. Used only when asked
+               for by name.
+Under every level the harness applies rlimits, drops every capability, makes itself non-dumpable, confines
+its writes with Landlock where the kernel has it (kit/sandbox/confine.py) and installs a seccomp filter
+(kit/sandbox/seccomp.py) before the model's code runs. `auto` (the default) takes the first of bubblewrap
+and namespaces that works here (namespaces first when the trainer is root), and refuses to run model code
+when neither does (kit.sandbox.execute.active_level).
 
 Run by root, bwrap maps the sandbox's nobody to host root (without capabilities): the host's own device
 nodes bound in would be that user's to chmod or touch, a channel between completions and a way to break
@@ -19,6 +22,7 @@ folder and removed with it, and the launcher's real nobody gets the host's nodes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -26,6 +30,7 @@ import sys
 from pathlib import Path
 
 from kit.errors import KitError
+from kit.sandbox import confine
 
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "harness.py"
@@ -41,12 +46,30 @@ DESCRIPTIONS = {
                   "private /tmp; no capabilities; seccomp; rlimits",
     "namespaces": "kernel namespaces (the kit's launcher): own PID, network, mount and IPC namespaces; "
                   "read-only system; private /tmp; user nobody; seccomp; rlimits",
-    "unisolated": "UNISOLATED: seccomp and rlimits only; the model's code can read this machine's files",
+    "unisolated": "UNISOLATED: seccomp, rlimits, no capabilities and Landlock only; the model's code can read "
+                  "every file this user can, and write only in its own scratch folder",
 }
+UNISOLATED_WITHOUT_LANDLOCK = (
+    "UNISOLATED: seccomp, rlimits and no capabilities only, and this kernel has no Landlock; the model's code can "
+    "read and write every file this user can (when the user is not root, /proc/<pid>/mem of its other processes "
+    "too: not the trainer's or the judge's)")
 
 
 class SandboxUnavailable(KitError):
     pass
+
+
+def describe(level: str) -> str:
+    """What code run under `level` can reach, for the run's console."""
+    if level == "unisolated" and confine.landlock_abi() == 0:
+        return UNISOLATED_WITHOUT_LANDLOCK
+    return DESCRIPTIONS[level]
+
+
+def trainer_guard(level: str):
+    """Around each run: under `unisolated`, which shares the trainer's user and namespaces, the trainer stays
+    non-dumpable while the code runs (kit/sandbox/confine.py); under the other levels, nothing."""
+    return confine.TRAINER if level == "unisolated" else contextlib.nullcontext()
 
 
 def python_executable() -> str:

@@ -14,6 +14,7 @@ Stdlib only: kit/sandbox/verdict.py imports the names the checks may use from he
 import builtins
 import json
 import math
+import os
 import resource
 import signal
 import sys
@@ -104,6 +105,10 @@ def cpu_seconds(runs: int) -> int:
 
 
 def main() -> None:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import confine  # beside this file
+
+    confine.set_dumpable(False)  # an unisolated run of the same user cannot rewrite the verdicts (confine.py)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_MB * 2**20, MEMORY_MB * 2**20))
     sys.setrecursionlimit(200)  # deep nesting fails fast instead of exhausting the C stack
     signal.signal(signal.SIGPROF, too_slow)

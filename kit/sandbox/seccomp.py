@@ -7,7 +7,11 @@ processes and no threads either, because a thread made with raw clone flags can 
 its own (past RLIMIT_NOFILE) and threads count against no limit when the sandbox's user is root on the
 host. File locks, leases, inotify and dnotify watches, memfds and System V IPC are refused too: the
 read-only binds are the host's own files, and memfd pages and SysV shared memory or message queues escape
-RLIMIT_AS.
+RLIMIT_AS. So are scheduling calls (sched_setscheduler, sched_setparam, sched_setattr, ioprio_set,
+setpriority: under `unisolated`, which shares the trainer's PID namespace, they would idle the trainer),
+POSIX message queues (under `unisolated`, a channel from one completion to the next), and changes to a
+file's metadata (chmod, chown, times, extended attributes, chattr flags) and truncate by path, which
+Landlock (confine.py) does not cover.
 
 This module is stdlib-only because it is imported inside the sandbox, where the kit is not installed.
 """
@@ -37,7 +41,12 @@ REFUSED = {
         "memfd_secret": 447, "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254, "flock": 73,
         "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
         "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "setpriority": 141,
-        "socketpair": 53,
+        "socketpair": 53, "sched_setparam": 142, "sched_setscheduler": 144, "sched_setattr": 314,
+        "ioprio_set": 251, "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243,
+        "mq_notify": 244, "mq_getsetattr": 245, "chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452,
+        "chown": 92, "fchown": 93, "lchown": 94, "fchownat": 260, "utime": 132, "utimes": 235, "futimesat": 261,
+        "utimensat": 280, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197,
+        "lremovexattr": 198, "fremovexattr": 199, "setxattrat": 463, "removexattrat": 466, "truncate": 76,
     },
     "aarch64": {
         "socket": 198, "execve": 221, "execveat": 281, "kill": 129, "tkill": 130, "rt_sigqueueinfo": 138,
@@ -54,7 +63,12 @@ REFUSED = {
         "clone3": 435, "memfd_create": 279, "memfd_secret": 447, "inotify_init1": 26, "inotify_add_watch": 27,
         "flock": 32, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190, "semctl": 191,
         "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197,
-        "setpriority": 140, "socketpair": 199,
+        "setpriority": 140, "socketpair": 199, "sched_setparam": 118, "sched_setscheduler": 119,
+        "sched_setattr": 274, "ioprio_set": 30, "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182,
+        "mq_timedreceive": 183, "mq_notify": 184, "mq_getsetattr": 185, "fchmod": 52, "fchmodat": 53,
+        "fchmodat2": 452, "fchownat": 54, "fchown": 55, "utimensat": 88, "setxattr": 5, "lsetxattr": 6,
+        "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16, "setxattrat": 463,
+        "removexattrat": 466, "truncate": 45,
     },
 }
 # Allowed only on the harness's own process (first argument 0, or for tgkill its own pid): under `unisolated`
@@ -66,6 +80,10 @@ FCNTL = {"x86_64": 72, "aarch64": 25}
 # (F_SETLEASE) on a system file stalls every program the host starts that opens it; F_NOTIFY watches its folders.
 # F_SETOWN, F_SETSIG and F_SETOWN_EX would aim SIGIO at another process.
 FCNTL_REFUSED = (5, 6, 7, 8, 10, 15, 36, 37, 38, 1024, 1026)
+IOCTL = {"x86_64": 16, "aarch64": 29}
+# ioctls that change a file through a read-only descriptor, for its owner: FS_IOC_SETFLAGS and FS_IOC32_SETFLAGS
+# (chattr), FS_IOC_FSSETXATTR, FS_IOC_SETVERSION and FS_IOC32_SETVERSION, FS_IOC_ENABLE_VERITY (read-only for good).
+IOCTL_REFUSED = (0x40086602, 0x40046602, 0x401C5820, 0x40087602, 0x40047602, 0x40806685)
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 X32_SYSCALL_BIT = 0x40000000  # x86_64 also accepts x32 syscall numbers; refuse them all
 
@@ -91,11 +109,19 @@ def build_filter(arch: str, pid: int = 0) -> list[tuple[int, int, int, int]]:
         program += [(JUMP_EQ, 0, 1, number), (RETURN, 0, 0, refuse)]
     for name, number in sorted(SELF_ONLY[arch].items()):
         program += only_on_self(number, pid if name == "tgkill" else 0, refuse)
-    commands = len(FCNTL_REFUSED)
-    program += [(JUMP_EQ, 0, 2 * commands + 1, FCNTL[arch]), (LOAD_WORD, 0, 0, ARG1_OFFSET)]  # fcntl's command
-    for command in FCNTL_REFUSED:
+    program += refuse_commands(FCNTL[arch], FCNTL_REFUSED, refuse)
+    program += refuse_commands(IOCTL[arch], IOCTL_REFUSED, refuse)
+    return program + [(RETURN, 0, 0, ALLOW)]  # everything else
+
+
+def refuse_commands(number: int, commands: tuple[int, ...], refuse: int) -> list[tuple[int, int, int, int]]:
+    """Syscall `number` is refused with one of `commands` as its second argument (read as the kernel does, its low
+    32 bits) and allowed with any other (fcntl's F_GETFD, ...)."""
+    program = [(JUMP_EQ, 0, 2 * len(commands) + 2, number),  # another syscall: on to the next check
+               (LOAD_WORD, 0, 0, ARG1_OFFSET)]
+    for command in commands:
         program += [(JUMP_EQ, 0, 1, command), (RETURN, 0, 0, refuse)]
-    return program + [(RETURN, 0, 0, ALLOW)]  # everything else, fcntl's other commands (F_GETFD, ...) included
+    return program + [(RETURN, 0, 0, ALLOW)]
 
 
 def only_on_self(number: int, allowed: int, refuse: int) -> list[tuple[int, int, int, int]]:

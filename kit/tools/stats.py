@@ -1,11 +1,14 @@
 """What a batch of tool-using transcripts did: how often the model called a tool, and how that went.
 
     tool_stats([rollout.messages for rollout in rollouts])
-    # {"calling": 0.9, "calls": 1.2, "unparsed": 0.05, "tool_errors": 0.1, "turns": 2.1}
+    # {"calling": 0.9, "calls": 1.2, "unparsed": 0.05, "over_budget": 0.0, "tool_errors": 0.1, "turns": 2.1}
 
 calling      share of transcripts with at least one parsed tool call
 calls        tool calls per transcript
-unparsed     share of transcripts with a reply that tried a call (`<tool_call>` in its text) that did not parse
+unparsed     share of transcripts with a reply that tried a call that did not parse (`<tool_call>` left in its
+             text) or that cannot run as written: a name that is not one (kit.tools.guard writes null as
+             `(not a name: null)`), arguments that are not an object
+over_budget  share of transcripts whose tool use ended at the rollout's budget (kit.tools.budget)
 tool_errors  share of tool calls whose result was an error (TRL's and kit.eval.rollout's `{'error': ...}`)
 turns        assistant turns per transcript
 """
@@ -13,6 +16,8 @@ turns        assistant turns per transcript
 from __future__ import annotations
 
 from statistics import mean
+
+from kit.tools.budget import SPENT
 
 CALL_MARK = "<tool_call>"
 ERROR_PREFIX = "{'error': "
@@ -28,10 +33,23 @@ def tool_stats(transcripts: list[list[dict]]) -> dict[str, float]:
     return {
         "calling": mean(c > 0 for c in calls),
         "calls": mean(calls),
-        "unparsed": mean(any(CALL_MARK in str(m.get("content", "")) for m in turns) for turns in assistant),
+        "unparsed": mean(any(unparsed(m) for m in turns) for turns in assistant),
+        "over_budget": mean(any(str(m.get("content", "")).startswith(ERROR_PREFIX + repr(SPENT)[:-1])
+                                for m in t if m.get("role") == "tool") for t in transcripts),
         "tool_errors": errors / len(results) if results else 0.0,
         "turns": mean(len(turns) for turns in assistant),
     }
+
+
+def unparsed(reply: dict) -> bool:
+    """A reply whose call did not parse (its text still holds one), or a parsed call that cannot run as written."""
+    return CALL_MARK in str(reply.get("content", "")) or any(malformed(c) for c in reply.get("tool_calls") or [])
+
+
+def malformed(call: dict) -> bool:
+    function = call.get("function", call) if isinstance(call, dict) else {}
+    name = function.get("name") if isinstance(function, dict) else None
+    return not (isinstance(name, str) and name.isidentifier() and isinstance(function.get("arguments"), dict))
 
 
 def transcript_text(messages: list[dict]) -> str:

@@ -74,6 +74,14 @@ def use_tool_template(tokenizer, model_name: str) -> str | None:
     A template that already does tools keeps it (with TRL's parser for it); a ChatML one that does not gets
     the ChatML tool template; any other is refused with what to do, before training.
     """
+    from kit.tools.guard import guard_replies
+
+    note = chat_template_for_tools(tokenizer, model_name)
+    guard_replies(tokenizer)  # whatever the model writes, parsing its reply cannot crash the run
+    return note
+
+
+def chat_template_for_tools(tokenizer, model_name: str) -> str | None:
     from trl.chat_template_utils import add_response_schema
 
     if supports_tools(tokenizer):

@@ -14,6 +14,7 @@ from kit.eval.evaluate import EvalResult, evaluate, format_table, write_json
 from kit.eval.generate import Sampling, live_adapter_request
 from kit.outputs import RunDir
 from kit.recipe import Recipe
+from kit.tools.budget import ToolBudget
 
 
 class HeldOutEvaluations:
@@ -75,7 +76,8 @@ def evaluate_held_out_here(cfg: RunConfig, recipe: Recipe, model, tokenizer, row
     print(f"eval: scoring {len(rows)} held-out prompts ({name} training)")
     sampling = Sampling(max_new_tokens=cfg.eval.max_new_tokens or cfg.grpo.max_completion_length, seed=cfg.seed,
                         chat_template_kwargs=cfg.grpo.chat_template_kwargs or {},
-                        max_tool_rounds=cfg.grpo.max_tool_calling_iterations)
+                        max_tool_rounds=cfg.grpo.max_tool_calling_iterations,
+                        tool_budget=ToolBudget(cfg.grpo.tool_calls_per_turn, cfg.grpo.tool_seconds_per_rollout))
     return evaluate(model, tokenizer, recipe, rows, sampling, name, lora_request=live_adapter_request(model),
                     batch_size=cfg.eval.batch_size)
 

@@ -7,6 +7,7 @@ import pytest
 
 from kit.config.sections import GRPOSection, SFTSection
 from kit.config.trl_fields import GRPO_CONFIG_FIELDS, SFT_CONFIG_FIELDS, TRL_VERSION
+from kit.train.stages.grpo import KIT_ONLY
 
 # Settings where the kit's default differs from TRL's on purpose, and why.
 KIT_DEFAULTS = {
@@ -44,7 +45,7 @@ def test_field_names_match_the_installed_trl(cls_name, fields):
 
 def test_grpo_settings_are_trl_fields_with_trls_defaults_unless_said():
     defaults = {f.name: f.default for f in dataclasses.fields(trl_config("GRPOConfig"))}
-    kit_only = {"save_minutes", "extra"}
+    kit_only = {*KIT_ONLY, "extra"}
     for name, field in GRPOSection.model_fields.items():
         if name in kit_only:
             continue

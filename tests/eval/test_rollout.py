@@ -68,7 +68,7 @@ def test_rounds_stop_at_the_limit_and_tool_errors_are_counted(script, tool_token
                                 Sampling(max_new_tokens=400), max_rounds=2)
     roles = [m["role"] for m in rollouts[0].messages]
     assert roles == ["assistant", "tool", "assistant", "tool", "assistant"]  # the third call is not run
-    assert rollouts[0].messages[1]["content"] == "ZeroDivisionError: division by zero"
+    assert rollouts[0].messages[1]["content"] == "error: ZeroDivisionError: division by zero"
 
 
 def test_the_budget_covers_every_turn_and_an_overflowing_round_is_undone(script, tool_tokenizer):

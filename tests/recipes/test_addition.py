@@ -21,3 +21,13 @@ def test_sample_file_reads_back(tmp_path):
     path = tmp_path / "train.jsonl"
     addition.write_sample(path, "train")
     assert addition.prepare("train", str(path))["answer"] == addition.prepare("train", None)["answer"]
+
+
+def test_the_question_copied_earns_nothing():
+    """'<answer>14+9</answer>' for "What is 14 plus 9?" equals 23 and computes nothing (issue 43)."""
+    bundle = load_recipe("addition").rewards.reweighted({"answer_close": 0.5})
+    for copied in ("<answer>14+9</answer>", "<answer>14 + 9</answer>", "<answer>9+14</answer>"):
+        completion = [{"role": "assistant", "content": copied}]
+        assert [r.fn([completion], answer=["23"]) for r in bundle.rewards] == [[0.0]] * 3, copied
+    right = [{"role": "assistant", "content": "<answer>23</answer>"}]
+    assert [r.fn([right], answer=["23"]) for r in bundle.rewards] == [[1.0]] * 3

@@ -107,7 +107,11 @@ def formatted(answer: str) -> str:
         (formatted("18 or 20"), "20", False, True),
         (formatted("10:30"), "30", False, True),
         (formatted("48 + 24 = 72"), "72", False, True),
-        (formatted("144/2"), "72", True, True),  # one expression worth the gold: lenient never below strict
+        (formatted("144/2"), "72", False, False),  # the division, not its value: not the number asked for
+        (formatted("48 + 24"), "72", False, False),  # the question's sum copied (issue 43)
+        (formatted("18.0"), "18", True, True),
+        (formatted("$1,200"), "1200", True, True),
+        (formatted("1/2"), "0.5", True, True),  # a fraction is a number written out
         (formatted("50%"), "50", True, True),  # a "what percent" question: GSM8K's gold is the count of percent
         (formatted("0.5"), "50", False, False),
         (formatted("96"), "72", False, False),
@@ -124,3 +128,22 @@ def test_bundle_pays_nothing_for_a_hedge_whose_last_number_is_right():
     hedge = chat(formatted("8 or 7"))
     # no correctness (2.0), not an integer (0.5); the format terms alone: strict 0.5 + soft 0.5 + xml 0.5
     assert weighted_total([hedge], ["7"]) == pytest.approx([1.5])
+
+
+@pytest.mark.parametrize("answer", ["48 + 24", "48+24", "144/2", "\\frac{144}{2}", "2^{3} \\times 9", "8*9"])
+def test_correctness_pays_no_expression_for_the_number(answer):
+    """A policy paid for an expression equal to the gold copies the question's arithmetic and computes nothing."""
+    correctness = gsm8k.REWARDS.rewards[0].fn
+    assert correctness([chat(formatted(answer))], answer=["72"]) == [0.0]
+    assert weighted_total([chat(formatted(answer))], ["72"]) == pytest.approx([1.5])  # the format terms alone
+
+
+@pytest.mark.parametrize("answer, gold", [("72", "72"), ("$72", "72"), ("72 dollars", "72"), ("18.0", "18"),
+                                          ("1,200", "1200"), ("$1,200.00", "1200"), ("-3", "-3"), ("0.5", "0.5")])
+def test_correctness_pays_the_number_however_it_is_written(answer, gold):
+    assert gsm8k.REWARDS.rewards[0].fn([chat(formatted(answer))], answer=[gold]) == [1.0]
+
+
+def test_the_expression_sample_is_labelled_unpaid():
+    sample = next(s for s in gsm8k.SAMPLE_COMPLETIONS if "unpaid" in s["label"])
+    assert gsm8k.REWARDS.rewards[0].fn([sample["completion"]], answer=[sample["answer"]]) == [0.0]

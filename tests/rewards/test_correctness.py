@@ -74,7 +74,6 @@ def test_numeric_closeness_gives_partial_credit_inside_the_window_only():
 WHOLE_ANSWER_CASES = [
     ("3/4", "4", 0.0),  # 3/4 is 0.75; its last number is the gold
     ("12/4", "4", 0.0),  # 12/4 is 3
-    ("12/4", "3", 1.0),  # one expression equal to the gold
     ("\\frac{3}{4}", "4", 0.0),
     ("18 or 20", "20", 0.0),  # a hedge: two numbers
     ("10:30", "30", 0.0),
@@ -102,6 +101,39 @@ def test_numeric_rewards_judge_the_whole_answer(given, gold, expected):
     assert answer_correct([completion], answer=[gold]) == [expected]
     assert numeric_match()([completion], answer=[gold]) == [expected]
     assert math_equivalent([completion], answer=[gold]) == [expected]
+
+
+# Issue 43: a question whose gold is a number asks for the number. An expression equal to it ('14+9' for "What
+# is 14 plus 9?") copies the question's arithmetic: answer_correct and numeric_closeness pay a numeral only.
+NUMERAL_CASES = [
+    ("23", "23", 1.0), ("1,200", "1200", 1.0), ("$1,200", "1200", 1.0), ("18.0", "18", 1.0), ("72 dollars", "72", 1.0),
+    ("x = 72", "72", 1.0), ("1/2", "0.5", 1.0), ("\\frac{1}{2}", "0.5", 1.0), ("$\\frac{1}{2}$", "0.5", 1.0),
+    ("-\\frac{1}{2}", "-0.5", 1.0), ("-3/4", "-0.75", 1.0), ("0.75", "3/4", 1.0), ("50%", "50", 1.0), ("-3", "-3", 1.0),
+    ("\\boxed{23}", "23", 1.0),
+    ("14+9", "23", 0.0), ("14 + 9", "23", 0.0), ("(14+9)", "23", 0.0), ("12/4", "3", 0.0), ("\\frac{12}{4}", "3", 0.0),
+    ("2/4", "0.5", 0.0), ("4*2", "8", 0.0), ("2^{3}", "8", 0.0), ("2 \\times 4", "8", 0.0), ("\\sqrt{64}", "8", 0.0),
+    ("10-2", "8", 0.0), ("-2+10", "8", 0.0), ("0.1+0.2", "0.3", 0.0),
+]
+
+
+@pytest.mark.parametrize("given, gold, expected", NUMERAL_CASES)
+def test_answer_correct_pays_a_numeral_not_an_expression(given, gold, expected):
+    assert answer_correct([wrap(given)], answer=[gold]) == [expected]
+    assert numeric_closeness(within=10)([wrap(given)], answer=[gold]) == [expected]
+    assert last_number_correct([wrap(given)], answer=[gold])[0] <= 1.0
+
+
+def test_the_question_copied_is_not_the_number_for_any_arithmetic_reward():
+    copied = wrap("14+9")
+    assert answer_correct([copied], answer=["23"]) == [0.0]
+    assert numeric_closeness(within=10)([copied], answer=["23"]) == [0.0]
+    assert last_number_correct([copied], answer=["23"]) == [0.0]  # its last number is 9
+
+
+def test_expressions_stay_right_where_the_gold_is_one_and_for_the_general_rewards():
+    assert answer_correct([wrap("2\\sqrt{2}"), wrap("\\sqrt{8}")], answer=["\\sqrt{8}"] * 2) == [1.0, 1.0]
+    assert numeric_match()([wrap("12/4")], answer=["3"]) == [1.0]  # numeric_match and math_equivalent: any value
+    assert math_equivalent([wrap("12/4")], answer=["3"]) == [1.0]
 
 
 def test_a_box_is_judged_whole_where_the_reward_reads_it():

@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from kit.rewards import answer_values, same_answer
+from kit.rewards import answer_values, numeral_values, same_answer
 
 
 @pytest.mark.parametrize(
@@ -70,3 +70,35 @@ def test_expressions_are_read_outside_the_main_thread_too():
     worker.start()
     worker.join()
     assert found == [(1,)]
+
+
+@pytest.mark.parametrize("text, value", [
+    ("72", 72), ("-3.5", Fraction(-7, 2)), ("1,234", 1234), ("$1,234.50", Fraction(2469, 2)), ("72 dollars", 72),
+    ("x = 72", 72), ("1.5e3", 1500), ("\\boxed{72}", 72), ("1/2", Fraction(1, 2)), ("-3/4", Fraction(-3, 4)),
+    ("\\frac{3}{4}", Fraction(3, 4)), ("\\dfrac{4}{25}", Fraction(4, 25)), ("$-\\frac{1}{2}$", Fraction(-1, 2)),
+])
+def test_a_numeral_is_one_number_written_out(text, value):
+    assert numeral_values(text) == (value,) == answer_values(text)
+
+
+@pytest.mark.parametrize("text", [
+    "14+9", "14 + 9", "+14+9", "12/4", "\\frac{12}{4}", "2/4", "\\dfrac{64}{400}", "4/1", "0/5", "2^{10}",
+    "2 \\times 3", "0.1+0.2", "\\sqrt{2}", "2\\frac{1}{2}", "\\left(\\frac{1}{2}\\right)", "1.5/3",
+    "18 or 20", "Paris", "", None,
+])
+def test_an_expression_is_no_numeral(text):
+    assert numeral_values(text) == ()
+
+
+def test_same_answer_wants_a_numeral_for_a_numeral_gold_and_any_value_for_an_expression():
+    assert not same_answer("14+9", "23") and same_answer("23", "23") and same_answer("\\frac{1}{2}", "0.5")
+    assert same_answer("2\\sqrt{2}", "\\sqrt{8}")
+
+
+@pytest.mark.parametrize("text", ["9" * 5000, "1" + "0" * 5000, "1e" + "9" * 5000, "1e999999999", "1e-999999999",
+                                  "9" * 5000 + "%", "-" + "9" * 5000 + ".5", "10^{400}"])
+def test_a_number_past_any_answer_is_no_value_and_raises_nothing(text):
+    started = time.perf_counter()
+    assert answer_values(text) == () and numeral_values(text) == ()
+    assert not same_answer(text, "72")
+    assert time.perf_counter() - started < 5

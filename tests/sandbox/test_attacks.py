@@ -116,7 +116,7 @@ def test_a_correct_solution_still_scores(level):
 READS = {
     "/etc/shadow": ("/etc/shadow", "root:"),
     "the project's files": (str(REPO / "pyproject.toml"), "grpo"),
-    "the trainer's environment": ("/proc/{ppid}/environ", "KIT_TEST_TOKEN"),
+    "the trainer's environment": ("/proc/{ppid}/environ", "PATH="),  # the environment it started with
     "every process's environment": ("/proc/1/environ", "PATH"),
     "the user's home": (str(Path.home() / ".bashrc"), ""),
 }

@@ -46,6 +46,7 @@ def test_auto_never_falls_back_to_unisolated(monkeypatch):
     message = str(refused.value)
     assert "bubblewrap is broken" in message and "namespaces is broken" in message
     assert "apt install bubblewrap" in message and "code_isolation: unisolated" in message
+    assert "read every file your user can (and write them, on a kernel without Landlock)" in message
 
 
 def test_unisolated_only_when_asked_for_by_name(monkeypatch):
@@ -53,6 +54,15 @@ def test_unisolated_only_when_asked_for_by_name(monkeypatch):
     offer(monkeypatch, unisolated=True)
     assert active_level() == "unisolated"
     assert "UNISOLATED" in execute.describe_active_level()
+
+
+@pytest.mark.parametrize("abi, reach", [(3, "can read every file this user can, and write only in its own scratch"),
+                                        (0, "can read and write every file this user can")])
+def test_unisolated_says_what_the_code_can_write(abi, reach, monkeypatch):
+    """With Landlock the code writes only in its own folder; without it, wherever its user can, and says so."""
+    monkeypatch.setattr(isolation.confine, "landlock_abi", lambda: abi)
+    assert reach in isolation.describe("unisolated")
+    assert isolation.describe("bubblewrap") == isolation.DESCRIPTIONS["bubblewrap"]
 
 
 def test_a_misspelled_level_is_refused(monkeypatch):

@@ -17,8 +17,11 @@ def test_syscall_numbers_match_the_kernel_headers(arch):
         pytest.skip(f"{HEADERS[arch]} is not installed")
     defined = {name: int(number) for name, number in
                re.findall(r"#define __NR(?:3264)?_(\w+)\s+(\d+)\b", HEADERS[arch].read_text())}
-    ours = {**seccomp.REFUSED[arch], **seccomp.SELF_ONLY[arch], "fcntl": seccomp.FCNTL[arch]}
-    assert {name: defined.get(name) for name in ours} == ours
+    ours = {**seccomp.REFUSED[arch], **seccomp.SELF_ONLY[arch], "fcntl": seccomp.FCNTL[arch],
+            "ioctl": seccomp.IOCTL[arch]}
+    newer = {name: number for name, number in ours.items() if name not in defined}  # than these headers
+    assert all(number > max(defined.values()) for number in newer.values()), newer
+    assert {name: defined[name] for name in ours if name in defined} == {n: ours[n] for n in ours if n not in newer}
 
 
 @pytest.mark.parametrize("arch", sorted(seccomp.REFUSED))
@@ -79,3 +82,23 @@ def test_signals_limits_and_affinity_reach_only_the_harness_itself():
         assert simulate(program, seccomp.REFUSED["x86_64"][name], arch) == eperm
     for command in (8, 10, 15):  # F_SETOWN, F_SETSIG, F_SETOWN_EX
         assert simulate(program, 72, arch, arg1=command) == eperm
+
+
+def test_the_trainers_scheduling_message_queues_and_file_metadata_are_refused():
+    """The second unisolated red team: idling the trainer, a channel through a POSIX message queue, and the
+    changes to a host file that Landlock does not cover."""
+    program = seccomp.build_filter("x86_64")
+    arch = seccomp.AUDIT_ARCH["x86_64"]
+    eperm = seccomp.ERRNO | 1
+    for name in ("sched_setparam", "sched_setscheduler", "sched_setattr", "ioprio_set", "mq_open", "mq_unlink",
+                 "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr", "chmod", "fchmod", "fchmodat",
+                 "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes", "futimesat", "utimensat",
+                 "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "setxattrat",
+                 "removexattrat", "truncate"):
+        assert simulate(program, seccomp.REFUSED["x86_64"][name], arch) == eperm, name
+    for allowed in (143, 145, 252, 77):  # sched_getparam, sched_getscheduler, ioprio_get, ftruncate
+        assert simulate(program, allowed, arch) == seccomp.ALLOW
+    for command in seccomp.IOCTL_REFUSED:  # chattr and friends through a read-only descriptor
+        assert simulate(program, 16, arch, arg1=command) == eperm
+    for command in (0x5401, 0x80086601, 0x541B):  # TCGETS (isatty), FS_IOC_GETFLAGS, FIONREAD
+        assert simulate(program, 16, arch, arg1=command) == seccomp.ALLOW

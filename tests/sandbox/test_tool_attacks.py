@@ -1,6 +1,7 @@
 """Red team, the tool path: code a policy writes into the Python tool (kit.tools.python_tool) runs in the sandbox.
 
-The tool's output only goes back to the model, never to a reward, so there is no verdict to forge there; what
+What the code prints only goes back to the model; the one reward that reads a result (python_tool's tool_ran)
+reads whether the run finished, from its exit status, which tests/tools/test_python_tool.py attacks. What
 such code could still do is reach the host: read its secrets, change its files, signal the trainer, take its
 network, or hang the run. Each attack runs under every isolation level this machine offers, and any failure
 comes back as text for the model, never as an exception in the trainer.
@@ -24,8 +25,8 @@ def test_the_tool_computes_and_prints_a_last_expression(level):
 
 
 def test_errors_come_back_as_text(level):
-    assert run("1 / 0", level) == "ZeroDivisionError: division by zero"
-    assert run("def f(:", level).startswith("SyntaxError: ")
+    assert run("1 / 0", level) == "error: ZeroDivisionError: division by zero"
+    assert run("def f(:", level).startswith("error: SyntaxError: ")
     assert run("", level) == "(no output: print the value you want to see)"
 
 

@@ -29,6 +29,8 @@ from kit.train.stages.settings import (
 KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed",
             "reward_weights": "the recipe's weights (rewards.<name>=W)", "save_strategy": "grpo.save_steps",
             **CHECKPOINTING_SET_BY}
+# The `grpo` settings the kit acts on itself, not TRL: a checkpoint callback, the tool budget.
+KIT_ONLY = {"save_minutes", "tool_calls_per_turn", "tool_seconds_per_rollout"}
 CISPO_EPSILON_HIGH = 5.0  # CISPO's cap on the importance weight: ScaleRL's value, as TRL's docs and Unsloth give it
 
 
@@ -72,7 +74,7 @@ def trainer_settings(g: GRPOSection) -> dict:
     make one config train differently on a GPU and on a CPU. tests/train/stages/test_unsloth_config_patch.py applies
     Unsloth's GPU patch on the CPU and checks that no setting changes under it.
     """
-    settings = g.model_dump(exclude={"extra", "save_minutes"})  # save_minutes: the kit's callback, not TRL's
+    settings = g.model_dump(exclude={"extra", *KIT_ONLY})
     settings["epsilon_high"] = resolved_epsilon_high(g)
     return settings
 
@@ -163,14 +165,16 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
                   toolbox: Toolbox | None = None, stage: str = "grpo"):
     """TRL's GRPOTrainer with the kit's callbacks: metrics file, health checks, samples, per-rank counts.
 
-    A recipe's tools or environment go to TRL as they are: its trainer runs the multi-turn loop."""
+    A recipe's tools or environment go to TRL as one environment class (kit.tools.toolbox), each rollout within
+    its tool budget: TRL's trainer runs the multi-turn loop."""
     from trl import GRPOTrainer
 
     from kit.monitor.console import use_step_lines
     from kit.monitor.finite import FiniteGuard
-    from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger, ToolStats
+    from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger
     from kit.monitor.metrics import MetricsFile
     from kit.monitor.pace import StepPace
+    from kit.monitor.tool_health import ToolStats
     from kit.rewards.check import documented_range
 
     out, toolbox = RunDir(out), toolbox or Toolbox()
@@ -190,12 +194,24 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
         funcs = [CountedReward(funcs[0]), *funcs[1:]]
         callbacks.append(RankReport(out.distributed, funcs[0], cfg.launch.launcher))
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=funcs, args=args,
-                          train_dataset=dataset, callbacks=callbacks, **toolbox.trainer_arguments())
+                          train_dataset=dataset, callbacks=callbacks, **tool_arguments(cfg, toolbox, tokenizer))
     samples.trainer = trainer
     if tool_stats:
         tool_stats.trainer = trainer
     use_step_lines(trainer, stage)  # one line a step; the whole dict is in metrics.jsonl (and shown with -v)
     return trainer
+
+
+def tool_arguments(cfg: RunConfig, toolbox: Toolbox, tokenizer) -> dict:
+    """The recipe's tools for TRL, each rollout within its budget; the replies they answer parsed safely."""
+    if not toolbox:
+        return {}
+    from kit.tools.budget import ToolBudget
+    from kit.tools.guard import guard_replies
+
+    guard = guard_replies(tokenizer)  # its count of replies tells the budget a new turn
+    budget = ToolBudget(cfg.grpo.tool_calls_per_turn, cfg.grpo.tool_seconds_per_rollout)
+    return toolbox.trainer_arguments(budget, turn=lambda: guard.replies)
 
 
 def gather_sharded_adapter(cfg: RunConfig, trainer, out: RunDir) -> bool:
