@@ -53,7 +53,8 @@ class RunConfig(Section):
                                         "success rate")
     code_isolation: Literal["auto", "bubblewrap", "namespaces", "unisolated"] = Field(
         "auto", description="where code rewards run model-written code (kit/sandbox): auto takes bubblewrap, else "
-        "the kit's own namespaces (root); unisolated (seccomp and limits only) must be asked for by name")
+        "the kit's own namespaces (root); unisolated (no namespaces: README, The code sandbox) must be asked for by "
+        "name")
     cpu_threads: Literal["auto"] | PositiveInt = Field(
         "auto", description="torch's threads without a GPU: auto uses the cores other programs leave free, "
         "counted at the start and again when a step slows (kit/cpu_threads.py); a number such as 2 fixes the count")

@@ -139,3 +139,28 @@ def test_a_model_from_a_run_gets_that_runs_system_prompt(monkeypatch, capsys, tm
     (tmp_path / "run.yaml").write_text("recipe: addition\ndata:\n  system_prompt: Reply with <answer>N</answer>.\n")
     assert chat(monkeypatch, capsys, "1+1?\n").prompts[0][0]["content"] == "Reply with <answer>N</answer>."
     assert chat(monkeypatch, capsys, "1+1?\n", "--recipe", "gsm8k").prompts[0][0]["content"] == GSM8K_SYSTEM
+
+
+@pytest.mark.parametrize("reply", [
+    '<tool_call>{"name": "\\ud800", "arguments": {}}</tool_call>',  # the red team's surrogate name
+    '<tool_call>{"name": "python", "arguments": {"code": ' + "[" * 1500,  # past the recursion limit
+    '<tool_call>{"name": "python", "arguments": {"code": "1"}}</tool_call>' * 40,  # a flood
+])
+def test_kit_chat_with_tools_survives_the_red_teams_replies(monkeypatch, capsys, tool_tokenizer, reply):
+    from kit.eval import rollout
+
+    loaded = Loaded(model="the model", tokenizer=tool_tokenizer, lora_request=None)
+    replies = iter([reply])
+
+    def generate_ids(model, tokenizer, prompt_ids, sampling, batch_size, lora_request, progress):
+        text = next(replies, "<answer>6</answer>")
+        return [tokenizer(text, add_special_tokens=False).input_ids + [tokenizer.eos_token_id] for _ in prompt_ids]
+
+    monkeypatch.setattr("kit.eval.chat.load_for_inference", lambda *a, **k: loaded)
+    monkeypatch.setattr(rollout, "generate_ids", generate_ids)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("What is 2 times 3?\n/exit\n"))
+    assert main(["chat", "merged", "--recipe", "python_tool", "--max-new-tokens", "20000"]) == 0
+    out = capsys.readouterr().out
+    assert "model> " in out and "Traceback" not in out
+    if reply.count("<tool_call>") == 40:
+        assert "tool budget spent" in out

@@ -8,6 +8,7 @@ from kit.errors import KitError
 from kit.recipe import recipe_from_module
 from kit.recipes.guess_number import HiddenNumber, sft_target
 from kit.rewards import RewardBundle
+from kit.tools.budget import ToolBudget
 from kit.tools.toolbox import Toolbox
 
 
@@ -101,3 +102,64 @@ def test_a_recipe_with_both_tools_and_an_environment_is_refused():
     module.TOOLS, module.ENVIRONMENT = [multiply], HiddenNumber
     with pytest.raises(KitError, match="defines both TOOLS and ENVIRONMENT"):
         recipe_from_module(module, "mine")
+
+
+class Counter:
+    """A recipe environment whose reset forgets to clear a field: state that must not cross rollouts."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def reset(self, **row) -> None:
+        pass  # self.calls is not cleared
+
+    def tick(self) -> str:
+        """Count a call."""
+        self.calls += 1
+        return str(self.calls)
+
+    def get_reward(self) -> float:
+        return float(self.calls)
+
+
+def test_trls_pooled_instances_get_a_fresh_recipe_environment_every_rollout():
+    # TRL builds the class once per pool slot and calls reset() before every rollout: each reset makes a new
+    # recipe environment, so an incomplete reset carries nothing from one rollout into the next
+    cls = Toolbox(environment=Counter).trainer_arguments(ToolBudget(), turn=lambda: 0)["environment_factory"]
+    pooled = cls()
+    pooled.reset(prompt=[])
+    assert [pooled.tick(), pooled.tick()] == ["1", "2"] and pooled.get_reward() == 2.0
+    pooled.reset(prompt=[])
+    assert pooled.tick() == "1" and pooled.calls == 1  # a reward reading environments[i].calls sees this rollout's
+    assert cls.__name__ == "Counter"  # TRL names the environment's reward after the class
+
+
+def test_evaluation_gets_a_fresh_recipe_environment_every_rollout():
+    box = Toolbox(environment=Counter)
+    first = box.episode({})
+    first.call([call("tick"), call("tick")])
+    assert box.episode({}).call([call("tick")])[0]["content"] == "1"
+
+
+def test_the_trainers_tools_show_the_model_the_schema_evaluation_shows():
+    from transformers.utils import get_json_schema
+
+    for box in (Toolbox((multiply, divide)), Toolbox(environment=HiddenNumber)):
+        pooled = box.trainer_arguments(ToolBudget(), turn=lambda: 0)["environment_factory"]()
+        assert [get_json_schema(getattr(pooled, fn.__name__)) for fn in box.functions()] == \
+            [get_json_schema(fn) for fn in box.functions()]
+
+
+def test_a_malformed_call_is_an_error_result_whatever_its_name_or_arguments():
+    episode = Toolbox((multiply,)).episode({})
+    calls = [{"type": "function", "function": {"name": None, "arguments": {}}},
+             {"type": "function", "function": {"name": ["multiply"], "arguments": {}}},
+             {"type": "function", "function": {"name": "\ud800", "arguments": {"\udfff": "\ud800"}}},
+             {"type": "function", "function": {"name": "multiply", "arguments": "a=1, b=2"}},
+             {"type": "function", "function": {"name": "multiply", "arguments": {"a": [[[[[[1]]]]]] * 2}}},
+             "not a call at all"]
+    results = episode.call(calls)
+    assert all(r["content"].startswith("{'error': ") for r in results[:4])
+    for r in results:
+        r["content"].encode("utf-8")  # renderable: no lone surrogate left
+        r["name"].encode("utf-8")
