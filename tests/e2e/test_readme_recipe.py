@@ -76,7 +76,10 @@ def test_eval_on_the_training_file_says_it_was_trained_on(followed):
                       folder)
     assert result.returncode == 0, result.stderr[-3000:]
     held = set(HeldOutRecord.read(folder / "outputs" / "arith" / "held_out.json").rows)
-    trained = len([i for i in range(40) if i not in held])
+    # the README's data is random, unseeded: a held-out question can also be a training row's, and was trained on
+    questions = [json.loads(line)["question"] for line in (folder / "arith.jsonl").read_text().splitlines()]
+    trained_questions = {q for i, q in enumerate(questions) if i not in held}
+    trained = sum(q in trained_questions for q in questions[:40])
     assert f"WARNING: {trained} of these 40 prompts were TRAINED ON" in result.stdout
 
 

@@ -100,3 +100,34 @@ def test_an_environment_scores_the_rollout_with_get_reward(script, tool_tokenize
     result = evaluate(None, tool_tokenizer, recipe, rows, Sampling(max_new_tokens=2000, max_tool_rounds=8), "model")
     assert result.strict_accuracy == 1.0 and result.rewards["HiddenNumber"] == 1.0
     assert result.tools["calls"] == 5.5  # 37 in 6 guesses, 1 in 5
+
+
+RED_TEAM = {
+    "surrogate name": '<tool_call>{"name": "\\ud800", "arguments": {}}</tool_call><|im_end|>',
+    "surrogate argument": '<tool_call>{"name": "python", "arguments": {"code": "\\udfff"}}</tool_call><|im_end|>',
+    "deep nesting": '<tool_call>{"name": "python", "arguments": {"code": ' + "[" * 1500 + "<|im_end|>",
+    "null name": '<tool_call>{"name": null, "arguments": {}}</tool_call><|im_end|>',
+    "flood": '<tool_call>{"name": "python", "arguments": {"code": "1"}}</tool_call>' * 40 + "<|im_end|>",
+}
+
+
+def test_kit_evals_scoring_survives_the_red_teams_replies_and_counts_them(script, tool_tokenizer):
+    """What `kit eval` runs (evaluate: rollouts, rewards, the table) on a model that writes only the red team's
+    replies: every row is scored, the malformed ones counted as unparsed, the flood as over its budget."""
+    replies = list(RED_TEAM.values())
+    seen = []
+
+    def reply(context):
+        seen.append(context)
+        if "<|im_start|>tool" in context:
+            return "<answer>1</answer><|im_end|>"
+        return replies[(len(seen) - 1) % len(replies)]
+
+    script(reply)
+    rows = python_rows(1).select([0] * len(replies))
+    result = evaluate(None, tool_tokenizer, load_recipe("python_tool"), rows,
+                      Sampling(max_new_tokens=20_000, max_tool_rounds=1), "model")
+    assert result.n == len(replies) and result.strict_accuracy == 0.0
+    assert result.tools["unparsed"] == 3 / 5  # the surrogate name, the nesting, the null name
+    assert result.tools["over_budget"] == 1 / 5  # the flood met grpo.tool_calls_per_turn (8)
+    assert "tool calls unparsed" in format_table([result])
