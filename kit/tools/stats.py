@@ -21,6 +21,7 @@ from kit.tools.budget import SPENT
 
 CALL_MARK = "<tool_call>"
 ERROR_PREFIX = "{'error': "
+OVER_BUDGET = f"{ERROR_PREFIX}'{SPENT}"  # how TRL and kit.eval.rollout write a BudgetSpent as the call's result
 
 
 def tool_stats(transcripts: list[list[dict]]) -> dict[str, float]:
@@ -34,7 +35,7 @@ def tool_stats(transcripts: list[list[dict]]) -> dict[str, float]:
         "calling": mean(c > 0 for c in calls),
         "calls": mean(calls),
         "unparsed": mean(any(unparsed(m) for m in turns) for turns in assistant),
-        "over_budget": mean(any(str(m.get("content", "")).startswith(ERROR_PREFIX + repr(SPENT)[:-1])
+        "over_budget": mean(any(str(m.get("content", "")).startswith(OVER_BUDGET)
                                 for m in t if m.get("role") == "tool") for t in transcripts),
         "tool_errors": errors / len(results) if results else 0.0,
         "turns": mean(len(turns) for turns in assistant),

@@ -74,9 +74,11 @@ def test_rewards_that_run_code_survive_hostile_code(name, reward):
         score(name, reward, f"```python\n{piece}\n```")
 
 
+FUZZ = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
 @pytest.mark.parametrize("name, reward", FAST, ids=[f"{n}-{r.name}" for n, r in FAST])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
+@settings(max_examples=25, **FUZZ)
 @given(text=texts)
 def test_any_hostile_text(name, reward, text):
     score(name, reward, text)
@@ -84,8 +86,7 @@ def test_any_hostile_text(name, reward, text):
 
 @pytest.mark.slow  # `pytest --all`: the same, ten times over
 @pytest.mark.parametrize("name, reward", FAST, ids=[f"{n}-{r.name}" for n, r in FAST])
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
+@settings(max_examples=250, **FUZZ)
 @given(text=texts)
 def test_any_hostile_text_at_length(name, reward, text):
     score(name, reward, text)

@@ -12,6 +12,7 @@ import pytest
 from kit.recipes import load_recipe
 from kit.train.prepare import prepare_run
 from kit.train.stages.grpo import build_trainer
+from tests.train.stages.scripted import script_first_turn
 
 pytestmark = pytest.mark.slow
 
@@ -19,23 +20,6 @@ FIRST_TURNS = {
     "python_tool": '<tool_call>{"name": "python", "arguments": {"code": "347 * 862"}}</tool_call>',
     "guess_number": '<tool_call>{"name": "guess", "arguments": {"number": 25}}</tool_call>',
 }
-
-
-def script_first_turn(model, tokenizer, reply: str):
-    """model.generate, with its first call (the one step's first turn) answered by `reply` for every row."""
-    import torch
-
-    real, calls = model.generate, []
-    ids = tokenizer(reply, add_special_tokens=False).input_ids + [tokenizer.eos_token_id]
-
-    def generate(*args, **kwargs):
-        calls.append(kwargs["input_ids"].shape)
-        if len(calls) > 1:
-            return real(*args, **kwargs)
-        prompts = kwargs["input_ids"]
-        return torch.cat([prompts, torch.tensor([ids] * prompts.shape[0])], dim=1)
-
-    model.generate = generate
 
 
 @pytest.mark.parametrize("recipe_name", ["python_tool", "guess_number"])
@@ -50,7 +34,7 @@ def test_the_recipes_tools_run_inside_trls_loop(recipe_name, tmp_path):
     run.out.root.mkdir(parents=True)
     model, tokenizer = loader.load_model(cfg.model, cfg.seed)
     prepare_tools(cfg, recipe, tokenizer)
-    script_first_turn(model, tokenizer, FIRST_TURNS[recipe_name])
+    script_first_turn(model, tokenizer, [FIRST_TURNS[recipe_name]])
     trainer = build_trainer(cfg, run.stage_args["grpo"], model, tokenizer, run.rows, run.rewards, run.out,
                             recipe.toolbox)
     trainer.train()

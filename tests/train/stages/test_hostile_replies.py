@@ -13,6 +13,7 @@ import pytest
 from kit.recipes import load_recipe
 from kit.train.prepare import prepare_run
 from kit.train.stages.grpo import build_trainer
+from tests.train.stages.scripted import script_first_turn
 
 pytestmark = pytest.mark.slow
 
@@ -34,26 +35,6 @@ HOSTILE = {
     "string arguments": call('"python"', '"print(1)"'),
     "call flood": "".join(call('"python"', '{"code": "1"}') for _ in range(FLOOD)),
 }
-
-
-def script_first_turn(model, tokenizer, replies: list[str]):
-    """model.generate, with its first call answered by replies[i % len(replies)] for row i, padded after EOS."""
-    import torch
-
-    real, calls = model.generate, []
-    encoded = [tokenizer(r, add_special_tokens=False).input_ids + [tokenizer.eos_token_id] for r in replies]
-
-    def generate(*args, **kwargs):
-        calls.append(1)
-        if len(calls) > 1:
-            return real(*args, **kwargs)
-        prompts = kwargs["input_ids"]
-        rows = [encoded[i % len(encoded)] for i in range(prompts.shape[0])]
-        width = max(map(len, rows))
-        padded = [ids + [tokenizer.pad_token_id] * (width - len(ids)) for ids in rows]
-        return torch.cat([prompts, torch.tensor(padded)], dim=1)
-
-    model.generate = generate
 
 
 def test_hostile_replies_leave_training_running_and_are_counted(tmp_path):
