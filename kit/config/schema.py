@@ -9,6 +9,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, Field, PositiveInt, field_validator, model_validator
 
+from kit.config.judging import JudgeConfig
 from kit.config.rules import cross_field_problems
 from kit.config.sections import (
     DataConfig,
@@ -47,6 +48,7 @@ class RunConfig(Section):
     monitor: MonitorConfig = Field(default_factory=MonitorConfig)
     save: SaveConfig = Field(default_factory=SaveConfig)
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
     rewards: dict[str, float] = Field(default_factory=dict, description="a reward's weight by name, e.g. "
                                       "`{xml_count: 0.25}`; 0 drops it")
     adaptive_rewards: list[str] = Field(default_factory=list, description="rewards whose weights follow the running "

@@ -3,6 +3,10 @@
     reward_range      (low, high), where it is not the kit's 0..1 (the published shapes in kit/rewards/length.py)
     row_optional      True: it may return None for a whole batch, as it applies to some rows only
     runs_model_code   True: it runs the completion's code, so a run checks the sandbox before training
+    source            a dict saying which model scores it (a reward model, an LLM judge): run.yaml records it,
+                      `kit plan` counts a reward model's memory (never a secret: an API key's variable name only)
+    preflight         a function called once before training (and by `kit rewards check`): raises KitError when
+                      what the reward needs is not there (a judge's server that does not answer)
 
     @with_traits(runs_model_code=True)          # or: fn = with_traits(fn, reward_range=(-1.0, 0.0))
     trait(fn, "row_optional", False)            # read through the kit's wrappers
@@ -13,7 +17,7 @@ reads the outermost value first (AdaptiveWeight's range is its own: the scaled o
 
 from __future__ import annotations
 
-TRAITS = ("reward_range", "row_optional", "runs_model_code")
+TRAITS = ("reward_range", "row_optional", "runs_model_code", "source", "preflight")
 
 
 def trait(fn, name: str, default=None):
