@@ -8,6 +8,7 @@
 #   make demo                 # CPU: a tiny model learns digit sums (SFT then GRPO), in a couple of minutes
 #   make demo-tools [ARGS='seed=2']  # CPU: SmolLM2-135M-Instruct learns to use a sandboxed Python tool, SFT then GRPO
 #   make demo-real [ARGS='seed=2']   # CPU: the real SmolLM2-135M-Instruct, SFT then GRPO with LoRA, ~13 minutes
+#   make judge-server [JUDGE=file.gguf PORT=8765]   # llama.cpp's OpenAI-compatible server for LLM judge rewards
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
 #   make doctor [OUT=file.json]   # can this GPU run the default route? minutes; a JSON for bug reports
 #   make gpu-check [SHAPE=tiny|qwen2.5-1.5b|smollm2 STEPS=4 OUT=file.json]   # the GPU route end to end, offline, one line a check
@@ -18,7 +19,7 @@ RECIPE ?= gsm8k
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: install train plan demo demo-real demo-tools export doctor gpu-check test test-quick clean
+.PHONY: install train plan demo demo-real demo-tools judge-server export doctor gpu-check test test-quick clean
 
 comma := ,
 
@@ -50,6 +51,9 @@ demo-real: $(STAMP)
 
 demo-tools: $(STAMP)
 	$(PY) -m kit train python_tool --config configs/demo_tools.yaml --out $(or $(OUT),outputs/demo-tools-$(shell date +%Y%m%d-%H%M%S)) $(ARGS)
+
+judge-server: $(STAMP)
+	$(PY) -m kit.rewards.judge_server $(if $(JUDGE),--model $(JUDGE)) $(if $(PORT),--port $(PORT))
 
 export: $(STAMP)
 	$(PY) -m kit export $(MERGED) --quant $(subst $(comma), ,$(or $(QUANT),q4_k_m))

@@ -69,7 +69,7 @@ def plan_command(args: argparse.Namespace) -> int:
 
     recipe = load_recipe(args.recipe)
     cfg = recipe.config(read_yaml(args.config) if args.config else {}, cli_layer(args), gpu=True)
-    text, plan = plan_page(cfg, args.gpu, args.stack)
+    text, plan = plan_page(cfg, args.gpu, args.stack, recipe.rewards)
     print(text)
     return 1 if plan.verdict == NO_FIT else 0
 
@@ -95,9 +95,12 @@ def rewards_command(args: argparse.Namespace) -> int:
     training rows (--data, else the recipe's sample data): exit 1 on anything training would stop on."""
     from kit.recipes import load_recipe
     from kit.rewards.check import load_samples, print_report, run_bundle
+    from kit.rewards.preflight import prepare_model_rewards
 
     recipe = load_recipe(args.recipe)
     refused = False
+    judge = recipe.config({}, {}, gpu=False).judge  # the recipe's judge settings (DEFAULTS), for its LLM judges
+    prepare_model_rewards(recipe.rewards.funcs, judge)  # an endpoint that does not answer: one line, here too
     if args.completions or recipe.sample_completions or not (args.data or recipe.write_sample):
         samples = load_samples(args.completions, recipe.sample_completions, recipe.name)
         runs = run_bundle(recipe.rewards, samples, recipe.toolbox)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kit import cpu_threads
 from kit.config import SAMPLE_DATA, DataConfig
+from kit.config.judging import JudgeConfig
 from kit.data import load_rows
 from kit.data.held_out import HeldOutRecord, count_trained, trained_prompts
 from kit.digest import file_sha256
@@ -22,6 +23,7 @@ from kit.models.inference import Loaded, is_adapters_base, load_for_inference
 from kit.outputs import RunDir, eval_file_name, run_file_beside
 from kit.recipe import Recipe
 from kit.rewards.code import prepare_code_rewards
+from kit.rewards.preflight import prepare_model_rewards
 from kit.tools.budget import ToolBudget
 
 DEFAULT_COMPLETION_TOKENS = 256  # when neither the run nor the recipe says
@@ -157,6 +159,8 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
         require_folder_for(Path(json_path))
     run = run_context(model, adapter)
     rows, trained_on, data = rows_to_score(recipe, run, run_folder(model, adapter), data, split, n)
+    judge = JudgeConfig(**{**(recipe.defaults.get("judge") or {}), **(run.get("judge") or {})})  # the run's judge
+    prepare_model_rewards(recipe.rewards.funcs, judge)
     # the code recipe's rewards run model code: the same isolation (or refusal) and row checks as training
     sandbox = prepare_code_rewards(run.get("code_isolation", "auto"),
                                    [*recipe.rewards.funcs, *recipe.toolbox.functions()], rows)

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
+from kit.config.judging import JudgeConfig
+from kit.monitor.judge_health import STOP_PREFIX, judge_checks
 from kit.monitor.tool_health import tool_checks
 from kit.rewards.text import completion_text
 from kit.tools.stats import transcript_text
@@ -35,8 +37,9 @@ class HealthMonitor:
     """Pure logic: feed it TRL's logged metrics step by step; it says what started going wrong."""
 
     def __init__(self, beta: float = 0.0, window: int = 20, ranges: dict[str, tuple] | None = None,
-                 tools: bool = False, weights: dict[str, float] | None = None):
+                 tools: bool = False, weights: dict[str, float] | None = None, judge: JudgeConfig | None = None):
         self.beta = beta
+        self.judge = judge or JudgeConfig()  # when a judge's failures stop the run
         self.tools = tools  # the recipe has tools: watch how the model uses them (tools/* from ToolStats)
         self.window = window
         self.ranges = ranges or {}  # reward name -> its documented (low, high); [0, 1] when not known
@@ -95,6 +98,7 @@ class HealthMonitor:
                                          "return a number, or None where it does not apply.")
         if self.tools:
             yield from tool_checks(recent)
+        yield from judge_checks(recent, self.judge)
         for name in _reward_names(logs):
             means = [m.get(f"rewards/{name}/mean") for m in last]
             stds = [m.get(f"rewards/{name}/std") for m in last]
@@ -153,9 +157,14 @@ class HealthCallback(TrainerCallback):
                 say(f"health (step {diagnostic.step}): {diagnostic.message}")
                 with self.path.open("a") as f:
                     f.write(json.dumps(asdict(diagnostic)) + "\n")
-            if diagnostic.code == "not_finite":
+            if stops_the_run(diagnostic.code):
                 control.should_save = True
                 control.should_training_stop = True
+
+
+def stops_the_run(code: str) -> bool:
+    """Diverged training, or a judge that stays down: save a checkpoint and stop."""
+    return code == "not_finite" or code.startswith(STOP_PREFIX)
 
 
 class SampleLogger(TrainerCallback):

@@ -15,11 +15,8 @@ each completion as messages. One rule for SAMPLE_COMPLETIONS and files alike: a 
 is passed as [{"role": "assistant", "content": text}], a sample's prompt text (samples.jsonl keeps the last
 message's) as [{"role": "user", "content": text}]; messages go as they are.
 
-It takes a bundle and samples, not a recipe, so any RewardBundle can be tried (kit.recipe builds on
-kit.rewards, not the other way round):
-
-    samples = load_samples(path_or_None, recipe.sample_completions, recipe.name)
-    print_report(run_bundle(recipe.rewards, samples), samples)
+It takes a bundle and samples, not a recipe, so any RewardBundle can be tried:
+`print_report(run_bundle(recipe.rewards, samples), samples)`. An LLM judge's raw replies are printed too.
 """
 
 from __future__ import annotations
@@ -32,6 +29,7 @@ from pathlib import Path
 from kit.errors import KitError
 from kit.rewards.bundle import Reward, RewardBundle
 from kit.rewards.guard import CheckedReward, finite_or_none, is_row_optional, try_on_empty
+from kit.rewards.judge import judgement_lines
 from kit.rewards.traits import trait, unwrapped
 
 KIT_RANGE = (0.0, 1.0)  # every kit reward documents [0, 1]
@@ -44,6 +42,7 @@ class RewardRun:
     refusals: list[str] = field(default_factory=list)  # what training would stop on, in the guard's words
     warnings: list[str] = field(default_factory=list)
     missing: list[int] = field(default_factory=list)  # the samples it returned None for ("does not apply")
+    judgements: list = field(default_factory=list)  # an LLM judge's: each sample's raw reply (kit.rewards.judge)
 
 
 def load_samples(path: str | None, shipped: list[dict], recipe_name: str) -> list[dict]:
@@ -148,6 +147,7 @@ def run_one(reward: Reward, completions: list, columns: dict) -> RewardRun:
     checked = CheckedReward(reward.fn)
     try:
         run.values = checked.call(completions, {"prompts": [None] * len(completions), **columns})
+        run.judgements = list(getattr(unwrapped(reward.fn), "last", []))  # read before the empty trial's call
         checked.require_some_row(finite_or_none(run.values))
     except KitError as err:  # the point of the check: say it now instead of stopping training
         run.refusals.append(str(err))
@@ -222,6 +222,9 @@ def print_report(runs: list[RewardRun], samples: list[dict]) -> None:
             rows = ", ".join(f"{i + 1} {labels[i]!r}" for i in run.missing)
             print(f"note: {run.reward.name}: returned None (does not apply) for {len(run.missing)} of {len(samples)} "
                   f"samples: {rows}")
+    for run in runs:  # an LLM judge's raw replies, to debug its rubric by
+        if run.judgements:
+            print("\n".join(judgement_lines(run.reward.name, run.judgements, labels)))
     if refusals:
         print(f"training would stop on {'this error' if len(refusals) == 1 else 'these errors'}: fix the reward, "
               "then check again")

@@ -177,3 +177,15 @@ def configure_judges(funcs, settings: JudgeConfig) -> None:
         inner = unwrapped(fn)
         if isinstance(inner, LLMJudge):
             inner.configure(settings)
+
+
+def judgement_lines(name: str, judgements: list[Judgement], labels: list[str]) -> list[str]:
+    """A judge's raw reply to each sample (`kit rewards check`): what it said, and the score the kit read."""
+    lines = [f"judge {name}: its replies"]
+    for i, (label, j) in enumerate(zip(labels, judgements)):
+        score = "None" if j.score is None else f"{j.score:.3g}"
+        said = (f"screened, not asked: it writes to the grader ({j.screened!r})" if j.screened is not None
+                else f"reply {j.reply!r:.160}" if j.reply is not None else f"no reply: {j.error}")
+        problem = f" ({j.error})" if j.reply is not None and j.error else ""
+        lines.append(f"  {i + 1} {label!r}: score {score}{problem}; {said}")
+    return lines

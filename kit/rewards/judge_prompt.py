@@ -48,9 +48,9 @@ _ADDRESSES_GRADER = [
         r"\b(you are|as)\s+(the|a|an)\s+(judge|grader|evaluator)\b",
         r"\b(the\s+)?(judge|grader|evaluator|rater)s?\s+(must|should|will|shall)\b",
         r"^\W*score\s*[:=]\s*-?\d",
-        r"</?\s*response-",
+        r"<\s*/?\s*response\s*-",
     )]
-_FENCE_MARK = re.compile(r"<(/?)(\s*response-)", re.IGNORECASE)
+_FENCE_MARK = re.compile(r"<(\s*/?\s*)(respons)(e\s*-)", re.IGNORECASE)
 
 
 def rubric_fields(rubric: str) -> list[str]:
@@ -76,7 +76,7 @@ def fence_tag(text: str) -> str:
 
 def fenced(text: str) -> tuple[str, str]:
     """(the completion inside its fence, the fence's tag); fence-like marks in it are defaced first."""
-    text = _FENCE_MARK.sub(lambda m: f"<{m.group(1)}{m.group(2).replace('response', 'respons_e')}", safe_text(text))
+    text = _FENCE_MARK.sub(r"<\1\2_\3", safe_text(text))  # '</response-' -> '</respons_e-': no longer a mark
     tag = fence_tag(text)
     return f"<response-{tag}>\n{text}\n</response-{tag}>", tag
 

@@ -26,6 +26,7 @@ from kit.rewards.bundle import RewardBundle
 from kit.rewards.code import prepare_code_rewards
 from kit.rewards.gold_check import check_gold_answers
 from kit.rewards.guard import try_on_empty_completions
+from kit.rewards.preflight import prepare_model_rewards
 from kit.train.output_folder import claim_output, require_writable_folder
 from kit.train.run_lock import hold_run_lock
 from kit.train.stages import STAGES, StageInputs
@@ -49,6 +50,7 @@ def prepare_run(cfg: RunConfig, recipe: Recipe) -> PreparedRun:
     """Check everything that needs no model. The kit's tiny model, if used, is built here once."""
     stages = stage_plans(cfg)
     rewards, stage_rewards = reward_bundles(cfg, recipe, stages)
+    prepare_model_rewards(rewards.funcs, cfg.judge)  # a judge that does not answer: one line, before the data
     rows = load_rows(recipe, cfg.data, rewards)
     # a Python tool runs model code too: the same sandbox check
     sandbox = prepare_code_rewards(cfg.code_isolation, [*rewards.funcs, *recipe.toolbox.functions()], rows)

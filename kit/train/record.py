@@ -23,6 +23,7 @@ from kit.env import package_versions
 from kit.outputs import RunDir, write_run_section
 from kit.rewards.adaptive import AdaptiveWeight
 from kit.rewards.bundle import RewardBundle
+from kit.rewards.traits import trait
 
 
 def write_run_file(out: RunDir, cfg: RunConfig, recipe_rewards: RewardBundle | None = None) -> None:
@@ -31,7 +32,11 @@ def write_run_file(out: RunDir, cfg: RunConfig, recipe_rewards: RewardBundle | N
     record["output_dir"] = str(out)
     text = yaml.safe_dump(record, sort_keys=False)
     text += "# what this run used; ignored when the file is read back as a config\n"
-    text += yaml.safe_dump({"inputs": inputs_record(cfg, out), "versions": package_versions()}, sort_keys=False)
+    inputs = inputs_record(cfg, out)
+    sources = reward_sources(recipe_rewards) if recipe_rewards is not None else {}
+    if sources:  # a reward model's or a judge's model: the weights alone do not say what paid
+        inputs["reward_models"] = sources
+    text += yaml.safe_dump({"inputs": inputs, "versions": package_versions()}, sort_keys=False)
     out.run_file.write_text(text)
 
 
@@ -47,6 +52,11 @@ def settings_record(cfg: RunConfig, recipe_rewards: RewardBundle | None) -> dict
         if path not in (None, SAMPLE_DATA):
             record[section]["path"] = str(Path(path).resolve())
     return record
+
+
+def reward_sources(rewards: RewardBundle) -> dict:
+    """Each model-scored reward's `source` trait (kit.rewards.traits): its model, endpoint, rubric; no secrets."""
+    return {r.name: source for r in rewards.rewards if (source := trait(r.fn, "source"))}
 
 
 def inputs_record(cfg: RunConfig, out: RunDir) -> dict:
@@ -103,6 +113,8 @@ def changed_inputs(run_file: Path) -> list[str]:
     recorded = (yaml.safe_load(run_file.read_text()) or {}).get("inputs") or {}
     notes = []
     for name, entry in recorded.items():
+        if "path" not in entry:  # reward_models: no file of its own
+            continue
         path = Path(entry["path"])
         if not path.is_file():
             notes.append(f"{name} file {path} is gone")

@@ -31,7 +31,13 @@ KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed",
             **CHECKPOINTING_SET_BY}
 # The `grpo` settings the kit acts on itself, not TRL: a checkpoint callback, the tool budget.
 KIT_ONLY = {"save_minutes", "tool_calls_per_turn", "tool_seconds_per_rollout"}
+TRL_EPSILON = 0.2  # GRPOConfig's clip range
 CISPO_EPSILON_HIGH = 5.0  # CISPO's cap on the importance weight: ScaleRL's value, as TRL's docs and Unsloth give it
+# loss_type gspo is the kit's name; TRL 1.15 has no such loss_type. Its GSPO (the paper index's recipe) is loss_type
+# grpo with one importance ratio per completion, the mean of its tokens' log-ratios; the clip range is the GSPO
+# paper's (v2, section 5.1), for that one ratio.
+GSPO = {"loss_type": "grpo", "importance_sampling_level": "sequence"}
+GSPO_EPSILON, GSPO_EPSILON_HIGH = 3e-4, 4e-4
 
 
 def arguments(inputs: StageInputs):
@@ -75,14 +81,20 @@ def trainer_settings(g: GRPOSection) -> dict:
     Unsloth's GPU patch on the CPU and checks that no setting changes under it.
     """
     settings = g.model_dump(exclude={"extra", *KIT_ONLY})
-    settings["epsilon_high"] = resolved_epsilon_high(g)
+    settings["epsilon"], settings["epsilon_high"] = resolved_clip(g)
+    if g.loss_type == "gspo":  # never passed to TRL as a loss_type
+        settings |= GSPO
     return settings
 
 
-def resolved_epsilon_high(g: GRPOSection) -> float:
+def resolved_clip(g: GRPOSection) -> tuple[float, float]:
+    """(epsilon, epsilon_high) as the trainer gets them: an unset one takes the loss's value."""
+    if g.loss_type == "gspo" and g.epsilon is None:
+        return GSPO_EPSILON, GSPO_EPSILON_HIGH if g.epsilon_high is None else g.epsilon_high
+    low = TRL_EPSILON if g.epsilon is None else g.epsilon
     if g.epsilon_high is not None:
-        return g.epsilon_high
-    return CISPO_EPSILON_HIGH if g.loss_type == "cispo" else g.epsilon  # TRL's own rule: the lower clip
+        return low, g.epsilon_high
+    return low, CISPO_EPSILON_HIGH if g.loss_type == "cispo" else low  # TRL's own rule: the lower clip
 
 
 def held_settings(cfg: RunConfig, trainer_args) -> dict:
@@ -182,7 +194,8 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     samples = SampleLogger(out.samples, cfg.monitor.sample_every, cfg.monitor.samples, cfg.seed, dataset, read)
     ranges = {r.name: documented_range(r.fn) for r in rewards.rewards}
     health = HealthCallback(HealthMonitor(cfg.grpo.beta, cfg.monitor.window, ranges, tools=bool(toolbox),
-                                          weights=dict(zip(rewards.names, rewards.weights))), out.diagnostics)
+                                          weights=dict(zip(rewards.names, rewards.weights)), judge=cfg.judge),
+                            out.diagnostics)
     tool_stats = ToolStats() if toolbox else None  # first: it adds tools/* to the logs the others read
     callbacks = [*filter(None, [tool_stats]), MetricsFile(out.metrics, stage), health,
                  FiniteGuard(stage, cfg.grpo.learning_rate), StepPace()]

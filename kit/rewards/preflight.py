@@ -1,0 +1,20 @@
+"""Rewards scored by a model, made ready before training: the run's judge settings given, each one's check run.
+
+A judge's endpoint that does not answer, or a reward model that is not a one-label classifier, is said in one
+line before anything loads or is written, not after the first rollout (the `preflight` trait,
+kit/rewards/traits.py).
+"""
+
+from __future__ import annotations
+
+from kit.config.judging import JudgeConfig
+from kit.rewards.judge import configure_judges
+from kit.rewards.traits import trait
+
+
+def prepare_model_rewards(funcs, judge: JudgeConfig) -> None:
+    configure_judges(funcs, judge)
+    for fn in funcs:
+        check = trait(fn, "preflight")
+        if check is not None:
+            check()
