@@ -53,7 +53,7 @@ demo-tools: $(STAMP)
 	$(PY) -m kit train python_tool --config configs/demo_tools.yaml --out $(or $(OUT),outputs/demo-tools-$(shell date +%Y%m%d-%H%M%S)) $(ARGS)
 
 judge-server: $(STAMP)
-	$(PY) -m kit.rewards.judge_server $(if $(JUDGE),--model $(JUDGE)) $(if $(PORT),--port $(PORT))
+	$(PY) -m kit.export.judge_server $(if $(JUDGE),--model $(JUDGE)) $(if $(PORT),--port $(PORT))
 
 export: $(STAMP)
 	$(PY) -m kit export $(MERGED) --quant $(subst $(comma), ,$(or $(QUANT),q4_k_m))

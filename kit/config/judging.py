@@ -18,7 +18,8 @@ JUDGE_PORT = 8765  # `make judge-server` listens here; the default base_url poin
 
 
 class JudgeConfig(Section):
-    """Where an LLM judge reward asks, and when its failures stop a run (kit.rewards.judge, kit.monitor.judge)."""
+    """Where an LLM judge reward asks, and when its failures stop a run (read by kit.rewards.judge and
+    kit.monitor.judge_health)."""
 
     base_url: str = Field(f"http://127.0.0.1:{JUDGE_PORT}/v1",
                           description="the OpenAI-compatible endpoint (vLLM's server, Ollama's /v1, llama.cpp's "
@@ -26,7 +27,7 @@ class JudgeConfig(Section):
     model: str = Field("judge", description="the model name the endpoint serves (`make judge-server` serves "
                        "`judge`)")
     api_key_env: str | None = Field(None, description="the NAME of the environment variable that holds the API key "
-                                    "(the key itself is never written to run.yaml, logs or samples); null: no key")
+                                    "(never the key itself: that is not written anywhere); null: no key")
     response_format: Literal["text", "json_object", "json_schema"] = Field(
         "text", description="how the reply is held to a score, for a judge with json_field: json_object sends "
         "llama.cpp's server form ({type: json_object, schema}), json_schema OpenAI's (also vLLM's and Ollama's); "

@@ -25,7 +25,7 @@ SHARDED = ("zero3", "fsdp")
 def cross_field_problems(cfg: RunConfig) -> list[str]:
     """Every rule that spans fields, each broken one as a sentence naming the keys and the fix."""
     problems = batch_problems(cfg) + model_problems(cfg) + multi_process_vllm_problems(cfg)
-    problems += loss_problems(cfg.grpo) + stage_and_save_problems(cfg) + launcher_problems(cfg)
+    problems += loss_problems(cfg.grpo, vllm_generation(cfg)) + stage_and_save_problems(cfg) + launcher_problems(cfg)
     problems += extra_problems("grpo", cfg.grpo, "GRPOConfig", GRPO_CONFIG_FIELDS)
     problems += extra_problems("sft", cfg.sft, "SFTConfig", SFT_CONFIG_FIELDS)
     # rewards.<name> takes any finite weight (the schema refuses NaN and inf): 0 drops the reward, a negative
@@ -89,11 +89,28 @@ def model_problems(cfg: RunConfig) -> list[str]:
     return problems
 
 
-def loss_problems(g: GRPOSection) -> list[str]:
+def vllm_generation(cfg: RunConfig) -> bool:
+    return cfg.model.fast_inference or cfg.grpo.extra.get("use_vllm", False)
+
+
+def loss_problems(g: GRPOSection, vllm: bool) -> list[str]:
     """Loss settings that cannot work, or that Unsloth's GPU trainer would change (so a GPU run would train
     differently from the CPU run of the same config: kit.train.stages.grpo.trainer_settings)."""
     problems = []
-    if g.loss_type == "luspo" and g.extra.get("importance_sampling_level") != "sequence":
+    level = g.extra.get("importance_sampling_level")
+    if g.loss_type == "gspo" and level not in (None, "sequence"):
+        problems.append(f"grpo.loss_type gspo is one importance ratio per completion (importance_sampling_level="
+                        f"sequence), and grpo.extra.importance_sampling_level is {level}: drop that key, or choose "
+                        "loss_type grpo for a ratio per token")
+    corrected = vllm and g.extra.get("vllm_importance_sampling_correction", True)  # pinned on (PINNED_DEFAULTS)
+    vllm_mode = g.extra.get("vllm_importance_sampling_mode", "sequence_mask")  # TRL's default
+    if g.loss_type == "vespo" and corrected and vllm_mode not in ("token_truncate", "token_mask"):
+        # TRL's trainer raises when it is built (Unsloth's grpo_accumulated_loss at the first step), after loading
+        problems.append(f"grpo.loss_type vespo with vLLM generation (model.fast_inference) needs a per-token vLLM "
+                        f"correction, and its mode is {vllm_mode} (TRL refuses it once the model has loaded): "
+                        "set grpo.extra.vllm_importance_sampling_mode=token_truncate (or token_mask), or "
+                        "model.fast_inference=false")
+    if g.loss_type == "luspo" and level != "sequence":
         problems.append("grpo.loss_type luspo is a sequence-level loss: set grpo.extra.importance_sampling_level="
                         "sequence, or choose another loss_type")
     if g.loss_type == "dr_grpo" and g.scale_rewards == "group":
@@ -123,7 +140,7 @@ def stage_and_save_problems(cfg: RunConfig) -> list[str]:
     problems = stage_problems(cfg)
     for index, plan in enumerate([] if problems else stage_plans(cfg)):  # a stage's own GRPO settings
         if plan.kind == "grpo" and plan.cfg.grpo != cfg.grpo:
-            problems += [f"stages[{index}]: {p}" for p in loss_problems(plan.cfg.grpo)]
+            problems += [f"stages[{index}]: {p}" for p in loss_problems(plan.cfg.grpo, vllm_generation(plan.cfg))]
     problems += format_problems(cfg.save.formats)  # a format without the one it is made from
     if "hub" in cfg.save.formats and not cfg.save.hub_repo:
         problems.append("save.formats has hub but save.hub_repo is not set: name the model repository, e.g. "

@@ -17,7 +17,8 @@ from kit.outputs import RunDir
 # list of each.
 Profile = Literal["auto", "smoke", "full"]
 Launcher = Literal["ddp", "zero2", "zero3", "fsdp"]
-LossType = Literal["grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo"]  # TRL 1.15's
+# TRL 1.15's loss types, and gspo: the kit's name for TRL's GSPO settings (kit.train.stages.grpo.GSPO)
+LossType = Literal["grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo", "gspo"]
 SaveFormatName = Literal[FORMAT_NAMES]  # one entry per save format in kit/config/formats.py
 
 
@@ -78,18 +79,24 @@ class GRPOSection(Section):
     num_train_epochs: float = Field(1.0, gt=0, description="passes over the data when max_steps is -1")
     beta: float = Field(0.0, ge=0, description="KL weight; 0 (TRL's default) loads no reference model")
     temperature: float = Field(1.0, gt=0, lt=10, description="sampling temperature; Unsloth refuses 10 and above")
-    # The loss, as TRL names it; TRL's defaults (tests/config/test_trl_fields.py keeps them in step with TRL).
-    loss_type: LossType = Field("dapo", description="the loss: dapo weighs tokens alike across the batch (no length "
-                                "bias); grpo is the paper's; dr_grpo drops reward scaling")
+    # The loss, as TRL names it (or gspo); TRL's defaults (tests/config/test_trl_fields.py keeps them in step with TRL).
+    # No loss is called better here: none has been compared on the kit's runs yet (bench/loss_types.py).
+    loss_type: LossType = Field(
+        "dapo", description="the loss: dapo divides by the batch's token count; grpo averages each completion's "
+        "tokens; dr_grpo divides by a constant (max_completion_length); gspo: grpo with one importance ratio per "
+        "completion (TRL's importance_sampling_level sequence), whose update is grpo's while training stays on-policy "
+        "(README, Loss types)")
     scale_rewards: Literal["group", "batch", "none"] = Field(
         "group", description="advantages are divided by the group's reward std, the batch's, or nothing; none is "
         "Dr. GRPO's, and the default with loss_type dr_grpo")
     mask_truncated_completions: bool = Field(
         False, description="true: cut-off completions leave the loss (DAPO); pair with a length cap")
-    epsilon: float = Field(0.2, gt=0, description="clip range of the policy ratio")
-    # Resolved by the kit, never left to Unsloth (README, "Settings").
+    # Both resolved by the kit from the loss, never left to Unsloth (README, "Settings").
+    epsilon: float | None = Field(None, gt=0, description="clip range of the policy ratio; null: 0.2 (TRL's), or 3e-4 "
+                                  "with loss_type gspo (the GSPO paper's)")
     epsilon_high: float | None = Field(None, gt=0, description="upper clip (DAPO's clip-higher: 0.28); null: epsilon, "
-                                       "or 5.0 with loss_type cispo (its cap on the importance weight)")
+                                       "4e-4 with gspo and epsilon unset, or 5.0 with loss_type cispo (its cap on the "
+                                       "importance weight)")
     num_iterations: int = Field(1, gt=0, description="optimizer passes over each generated batch; >1 reuses rollouts")
     chat_template_kwargs: dict[str, Any] | None = Field(
         None, description="passed to the chat template, e.g. `{enable_thinking: false}` for Qwen3; evaluation too")

@@ -20,8 +20,9 @@ def step_line(stage: str, step: int, max_steps: int, logs: dict) -> str | None:
     parts = [f"{stage} step {step}/{max_steps}"]
     if "reward" in logs:
         parts.append(f"reward {logs['reward']:.3f} ±{logs.get('reward_std', 0.0):.3f}")
-        parts += [f"{key[len('rewards/'):-len('/mean')]} {value:.3f}" for key, value in logs.items()
-                  if key.startswith("rewards/") and key.endswith("/mean")]
+        # a reward that applied to no completion of the step (a judge that did not answer) has no mean: n/a
+        parts += [f"{key[len('rewards/'):-len('/mean')]} {'n/a' if value is None else f'{value:.3f}'}"
+                  for key, value in logs.items() if key.startswith("rewards/") and key.endswith("/mean")]
         if "kl" in logs:
             parts.append(f"kl {logs['kl']:.4f}")
         if "completions/mean_length" in logs:

@@ -146,6 +146,7 @@ def _not_finite_rewards(logs: dict) -> list[tuple[str, float]]:
 class HealthCallback(TrainerCallback):
     def __init__(self, monitor: HealthMonitor, path: Path):
         self.monitor, self.path = monitor, Path(path)
+        self.stopper = None  # the stage's GracefulStop (kit.train.resume): a stop then ends as an interrupted run
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         # Every rank judges the same logs (the trainer averages them over ranks), so all stop together;
@@ -160,6 +161,8 @@ class HealthCallback(TrainerCallback):
             if stops_the_run(diagnostic.code):
                 control.should_save = True
                 control.should_training_stop = True
+                if self.stopper is not None:  # not finished: no merge; the run says how to resume
+                    self.stopper.requested = True
 
 
 def stops_the_run(code: str) -> bool:

@@ -17,6 +17,8 @@ row"; TRL leaves it out of the mean. Parameterised rewards are factories that re
                  cosine_scaled_length(correctness), kimi_length(correctness)
     style        reasoning_connectors, reasoning_steps, citations, repetition_penalty()
     code         syntax_valid, passes_tests()     (sandboxed: kit/sandbox/)
+    from a model llm_judge(rubric): a chat model behind an OpenAI-compatible endpoint scores it
+                 (kit/rewards/judge.py)
     bundle       RewardBundle((fn, weight), ...): a recipe's REWARDS (kit/rewards/bundle.py)
     scaling      AdaptiveWeight(fn)             presets: kit/rewards/presets.py
     judging      Scoring(strict=..., lenient=..., formatted=...): a recipe's EVAL (kit/rewards/scoring.py)
@@ -48,6 +50,7 @@ from kit.rewards.correctness import (
 from kit.rewards.fields import field_accuracy, first_json_object, json_reply
 from kit.rewards.format import code_block, json_format, soft_xml_format, strict_xml_format, tag_format, xml_tag_count
 from kit.rewards.guard import row_optional
+from kit.rewards.judge import llm_judge
 from kit.rewards.length import (
     cosine_scaled_length,
     ideal_length,
@@ -84,6 +87,7 @@ __all__ = [
     "integer_answer",
     "kimi_length",
     "last_number_correct",
+    "llm_judge",
     "json_format",
     "json_reply",
     "math_equivalent",

@@ -164,9 +164,10 @@ def prompt_text(prompt) -> str:
 
 
 def notice(line: str) -> None:
-    from kit.monitor.health import say
+    """A line of its own above the trainer's progress bar."""
+    from tqdm.auto import tqdm
 
-    say(line)
+    tqdm.write(line)
 
 
 def configure_judges(funcs, settings: JudgeConfig) -> None:

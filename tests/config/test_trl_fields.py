@@ -14,6 +14,7 @@ KIT_DEFAULTS = {
     "learning_rate": "5e-6: LoRA GRPO; TRL's 1e-6 barely moves an adapter in a few hundred steps",
     "max_completion_length": "256 tokens: a short chain of reasoning; recipes set their own",
     "num_train_epochs": "1: recipes count max_steps instead",
+    "epsilon": "null: resolved from the loss, TRL's 0.2 or GSPO's 3e-4 (kit.train.stages.grpo.resolved_clip)",
     "lr_scheduler_type": "cosine, the guide's",
     "weight_decay": "0.1, the guide's",
     "adam_beta2": "0.99, the guide's",

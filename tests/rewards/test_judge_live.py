@@ -104,3 +104,16 @@ def test_the_judge_is_told_its_fence_and_how_to_answer():
         assert user["content"].endswith(SCORE_LINE.format(scale=10))
     finally:
         obeying.close()
+
+
+def test_hostile_text_reaches_the_judge_as_text_and_scores_in_range():
+    from tests.rewards.test_hostile_text import HOSTILE
+
+    obeying = ComplyingJudge()
+    try:
+        judge = llm_judge(RUBRIC, model="judge", base_url=obeying.base_url, retries=0)
+        scores = judge([PROMPT] * len(HOSTILE), HOSTILE, reference=HOSTILE)
+        assert all(s is None or 0 <= s <= 1 for s in scores)
+        assert obeying.requests  # sent as text, answered, parsed: nothing raised
+    finally:
+        obeying.close()

@@ -149,6 +149,9 @@ def train(inputs: StageInputs, args, stopper):
         trainer._load_from_checkpoint(str(checkpoint))  # the weights, as train(resume_from_checkpoint=) loads them
         return trainer
     trainer.add_callback(stopper)
+    for callback in trainer.callback_handler.callbacks:  # a judge that stays down stops the run as Ctrl-C does
+        if hasattr(callback, "stopper"):
+            callback.stopper = stopper
     if inputs.stage and not inputs.stage.only_grpo:  # a later stage starts from this one's last step
         trainer.add_callback(SaveAtEnd())
     if cfg.grpo.save_minutes:

@@ -48,7 +48,7 @@ def config_fields(args) -> dict[str, str]:
     return {f.name: repr(getattr(args, f.name, None)) for f in dataclasses.fields(args)}
 
 
-def train_recipe(name: str, root: Path) -> dict:
+def train_recipe(name: str, root: Path, judge_url: str) -> dict:
     """One step of each stage of recipe `name` (its smoke profile, SFT first when it has worked answers), as
     `kit train` runs them; what each trainer was, held and trained on."""
     from kit.data import drop_long_prompts
@@ -62,7 +62,8 @@ def train_recipe(name: str, root: Path) -> dict:
     recipe = load_recipe(name)
     stages = ["sft", "grpo"] if recipe.sft_target else ["grpo"]
     cfg = recipe.config({}, {"profile": "smoke", "output_dir": str(root / name), "eval": {"n": 0}, "stages": stages,
-                             "sft": {"max_steps": 1}, "grpo": {"max_steps": 1}}, gpu=False)
+                             "sft": {"max_steps": 1}, "grpo": {"max_steps": 1},
+                             "judge": {"base_url": judge_url}}, gpu=False)  # an LLM judge's endpoint, here
     run = prepare_run(cfg, recipe)
     run.out.root.mkdir(parents=True)
     write_run_file(run.out, cfg)
@@ -90,10 +91,13 @@ def trained_text(row: dict, tokenizer) -> dict:
 
 def main(names: list[str]) -> None:
     use_unsloths_gpu_trainers()
+    from tests.rewards.judge_servers import ComplyingJudge
+
     root = Path(tempfile.mkdtemp(prefix="kit-gpu-route-"))
+    judge = ComplyingJudge()  # what a judge says does not matter here, only that the trainers call it
     for name in names:
         try:
-            result = train_recipe(name, root)
+            result = train_recipe(name, root, judge.base_url)
         except Exception:  # noqa: BLE001  (one recipe's failure is its result; the others still run)
             result = {"error": traceback.format_exc()[-4000:]}
         print("RESULT " + json.dumps({"recipe": name, **result}), flush=True)

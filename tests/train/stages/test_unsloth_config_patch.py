@@ -30,6 +30,7 @@ CONFIGS = {
     "cispo": {"loss_type": "cispo"},
     "dapo, clip-higher and masking": {"loss_type": "dapo", "epsilon_high": 0.28, "mask_truncated_completions": True},
     "sapo": {"loss_type": "sapo"},
+    "gspo": {"loss_type": "gspo"},
 }
 
 PROBE = """
@@ -135,3 +136,6 @@ def test_unset_values_are_resolved_by_the_kit(probe):
     assert probe["plain"]["cispo"]["epsilon_high"] == "5.0"  # CISPO's cap on the importance weight
     assert probe["plain"]["dr_grpo"]["scale_rewards"] == "'none'"  # Dr. GRPO does not scale
     assert probe["plain"]["dr_grpo, batch scaling"]["scale_rewards"] == "'batch'"  # asked for by name: kept
+    gspo = probe["plain"]["gspo"]  # TRL's GSPO settings, with the paper's clip range
+    assert (gspo["loss_type"], gspo["importance_sampling_level"]) == ("'grpo'", "'sequence'")
+    assert (gspo["epsilon"], gspo["epsilon_high"]) == ("0.0003", "0.0004")

@@ -1,7 +1,7 @@
 """llama.cpp's OpenAI-compatible server (llama-cpp-python's `server` extra), started for an LLM judge reward.
 
-    python -m kit.rewards.judge_server                    # SmolLM2-135M-Instruct (offline), port 8765, as `judge`
-    python -m kit.rewards.judge_server --model my.gguf --port 9000 --n_ctx 4096
+    python -m kit.export.judge_server                    # SmolLM2-135M-Instruct (offline), port 8765, as `judge`
+    python -m kit.export.judge_server --model my.gguf --port 9000 --n_ctx 4096
 
 It is `python -m llama_cpp.server` with the kit's defaults (the packaged SmolLM2 GGUF, the port and model name
 the `judge:` settings expect) and one fix: on a Xeon with AMX, llama.cpp's AMX matmul crashes the process on
