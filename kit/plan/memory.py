@@ -3,10 +3,11 @@
     estimate = estimate_memory(cfg, read_shape(cfg.model.name))
     for term in estimate.terms: print(term.name, term.gib, term.why)
 
-A run has two phases that never hold their working memory at the same time: generating completions
-(the KV cache) and the training step (activations and the loss's logits). Everything else is static:
-the CUDA context, the weights, the LoRA weights with their gradients and optimizer state, and with vLLM
-its reserved activations and KV cache. Peak = static + the larger phase.
+A run has phases that never hold their working memory at the same time: generating completions (the KV
+cache), scoring them when a reward is a reward model (kit.rewards.reward_model: one forward pass's working
+set), and the training step (activations and the loss's logits). Everything else is static: the CUDA context,
+the weights, the LoRA weights with their gradients and optimizer state, a reward model's weights, and with vLLM
+its reserved activations and KV cache. Peak = static + the largest phase.
 
 `stack="unsloth"` is what the kit runs: vLLM shares the training weights, checkpoints are offloaded to
 CPU RAM, the GRPO loss computes logits one completion at a time. `stack="trl"` is plain TRL with
@@ -24,7 +25,8 @@ from kit.plan.gpus import GIB
 from kit.plan.shapes import ModelShape
 
 Stack = Literal["unsloth", "trl"]
-Phase = Literal["static", "generation", "training"]
+Phase = Literal["static", "generation", "scoring", "training"]
+PHASES = ("generation", "scoring", "training")  # one after another in each step; none overlaps another
 
 BF16 = 2  # bytes per 16-bit value
 NF4_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)  # 4-bit value + 8-bit scale per 64 + fp32 scale per 256 blocks
@@ -50,8 +52,12 @@ class Estimate:
         return sum(t.gib for t in self.terms if t.phase == phase)
 
     @property
+    def largest_phase(self) -> float:
+        return max(self.total(phase) for phase in PHASES)
+
+    @property
     def peak_gib(self) -> float:
-        return self.total("static") + max(self.total("generation"), self.total("training"))
+        return self.total("static") + self.largest_phase
 
     def term(self, name: str) -> Term:
         return next(t for t in self.terms if t.name == name)
@@ -193,7 +199,10 @@ def loss_logits(shape: ModelShape, cfg: RunConfig, stack: Stack) -> Term:
 # --- the sum --------------------------------------------------------------------------------------
 
 
-def estimate_memory(cfg: RunConfig, shape: ModelShape, stack: Stack = "unsloth") -> Estimate:
+def estimate_memory(cfg: RunConfig, shape: ModelShape, stack: Stack = "unsloth",
+                    reward_model_terms: tuple[Term, ...] = ()) -> Estimate:
+    """reward_model_terms: the weights and the scoring phase of the reward models the rewards load
+    (kit.plan.reward_models.reward_model_terms); they do not change with the run's settings."""
     m = cfg.model
     terms = [cuda_context(), model_weights(shape, m.load_in_4bit),
              trainable_state(cfg, shape)]
@@ -203,5 +212,6 @@ def estimate_memory(cfg: RunConfig, shape: ModelShape, stack: Stack = "unsloth")
         terms += [vllm_activations(shape), vllm_cuda_graphs(), vllm_kv_cache(shape, cfg)]
     else:
         terms.append(generation_kv_cache(shape, cfg))
+    terms += reward_model_terms
     terms += [activations(shape, cfg, stack), loss_logits(shape, cfg, stack)]
     return Estimate(terms)

@@ -17,6 +17,7 @@ from kit.plan.gpus import GIB, gpu_problem, vllm_notes
 from kit.plan.memory import (
     Estimate,
     Stack,
+    Term,
     estimate_memory,
     generation_sequences,
     kv_cache_bytes_per_token,
@@ -44,6 +45,7 @@ class Plan:
     problems: list[str] = field(default_factory=list)
     proposals: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the user should know, that does not change the verdict
+    reward_terms: tuple[Term, ...] = ()  # the reward models' (kit.plan.reward_models): the same for any settings
 
     @property
     def verdict(self) -> str:
@@ -62,9 +64,9 @@ def vllm_share_needed(estimate: Estimate) -> float:
 
 
 def training_beyond_vllm(estimate: Estimate) -> float:
-    """What training needs outside vLLM's share: its trainable state and its larger phase."""
+    """What training needs outside vLLM's share: its trainable state, a reward model, and its largest phase."""
     static = sum(t.gib for t in estimate.terms if t.phase == "static" and t.name not in VLLM_TERMS)
-    return static + max(estimate.total("generation"), estimate.total("training"))
+    return static + estimate.largest_phase
 
 
 def peak_on_gpu(cfg: RunConfig, estimate: Estimate, gpu_gib: float) -> float:
@@ -74,10 +76,11 @@ def peak_on_gpu(cfg: RunConfig, estimate: Estimate, gpu_gib: float) -> float:
     return max(share, vllm_share_needed(estimate)) + training_beyond_vllm(estimate)
 
 
-def assess(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: Stack = "unsloth") -> Plan:
+def assess(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: Stack = "unsloth",
+           reward_terms: tuple[Term, ...] = ()) -> Plan:
     """The estimate, the peak on this GPU and its problems: everything a verdict needs, no proposals."""
-    estimate = estimate_memory(cfg, shape, stack)
-    plan = Plan(cfg, shape, gpu, gpu_gib, estimate, peak_on_gpu(cfg, estimate, gpu_gib))
+    estimate = estimate_memory(cfg, shape, stack, reward_terms)
+    plan = Plan(cfg, shape, gpu, gpu_gib, estimate, peak_on_gpu(cfg, estimate, gpu_gib), reward_terms=reward_terms)
     plan.problems += [problem] if (problem := gpu_problem(gpu)) else []
     if cfg.model.fast_inference:
         plan.problems += vllm_share_problems(cfg, shape, estimate, gpu_gib)
@@ -85,8 +88,9 @@ def assess(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: S
     return plan
 
 
-def make_plan(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: Stack = "unsloth") -> Plan:
-    plan = assess(cfg, shape, gpu, gpu_gib, stack)
+def make_plan(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: Stack = "unsloth",
+              reward_terms: tuple[Term, ...] = ()) -> Plan:
+    plan = assess(cfg, shape, gpu, gpu_gib, stack, reward_terms)
     plan.proposals = proposals(plan, stack)
     return plan
 
@@ -130,8 +134,8 @@ def suggested_utilization(cfg: RunConfig, shape: ModelShape, estimate: Estimate,
 # --- the largest settings that fit ----------------------------------------------------------------
 
 
-def fits(cfg: RunConfig, shape: ModelShape, gpu_gib: float, stack: Stack) -> bool:
-    return assess(cfg, shape, "", gpu_gib, stack).verdict == FITS
+def fits(cfg: RunConfig, shape: ModelShape, gpu_gib: float, stack: Stack, reward_terms: tuple[Term, ...] = ()) -> bool:
+    return assess(cfg, shape, "", gpu_gib, stack, reward_terms).verdict == FITS
 
 
 def with_settings(cfg: RunConfig, **grpo) -> RunConfig:
@@ -141,31 +145,31 @@ def with_settings(cfg: RunConfig, **grpo) -> RunConfig:
     return cfg.model_copy(update={"grpo": g, "model": cfg.model.model_copy(update={"max_seq_length": seq})})
 
 
-def largest(candidates: list, build, shape: ModelShape, gpu_gib: float, stack: Stack):
-    """The last candidate (in increasing order) whose config fits; memory grows with each."""
+def largest(candidates: list, build, plan: Plan, stack: Stack):
+    """The last candidate (in increasing order) whose config fits plan's GPU; memory grows with each."""
     best = None
     for value in candidates:
-        if not fits(build(value), shape, gpu_gib, stack):
+        if not fits(build(value), plan.shape, plan.gpu_gib, stack, plan.reward_terms):
             break
         best = value
     return best
 
 
 def proposals(plan: Plan, stack: Stack) -> list[str]:
-    cfg, shape, gpu_gib = plan.cfg, plan.shape, plan.gpu_gib
+    cfg = plan.cfg
     g = cfg.grpo
     prompts = max(1, g.per_device_train_batch_size // g.num_generations)
     lines = []
     gens = largest([2, 4, 6, 8, 12, 16, 24, 32, 48, 64],
                    lambda n: with_settings(cfg, num_generations=n, per_device_train_batch_size=n * prompts),
-                   shape, gpu_gib, stack)
+                   plan, stack)
     lines.append(f"num_generations: up to {gens} ({prompts} prompt(s) per device step)" if gens
                  else "num_generations: even 2 does not fit with the other settings")
     lengths = largest([64, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384],
-                      lambda n: with_settings(cfg, max_completion_length=n), shape, gpu_gib, stack)
+                      lambda n: with_settings(cfg, max_completion_length=n), plan, stack)
     lines.append(f"max_completion_length: up to {lengths}" if lengths
                  else "max_completion_length: even 64 tokens does not fit with the other settings")
-    lines.append(batch_proposal(cfg, shape, gpu_gib, stack))
+    lines.append(batch_proposal(plan, stack))
     return [*four_bit_proposal(plan, stack), *lines]
 
 
@@ -175,7 +179,7 @@ def four_bit_proposal(plan: Plan, stack: Stack) -> list[str]:
     if plan.verdict == FITS or cfg.model.load_in_4bit or cfg.model.full_finetuning:
         return []
     four_bit = cfg.model_copy(update={"model": cfg.model.model_copy(update={"load_in_4bit": True})})
-    trial = assess(four_bit, plan.shape, plan.gpu, plan.gpu_gib, stack)
+    trial = assess(four_bit, plan.shape, plan.gpu, plan.gpu_gib, stack, plan.reward_terms)
     if trial.verdict != FITS:
         return [f"load_in_4bit: true would not be enough either ({trial.peak_gib:.1f} GiB)"]
     return [f"load_in_4bit: true fits, about {trial.peak_gib:.1f} of {plan.gpu_gib:.1f} GiB (QLoRA: 4-bit weights, "
@@ -189,14 +193,15 @@ def vllm_share_line(plan: Plan) -> str:
             f"training its room (now {vllm_utilization(cfg, plan.gpu_gib):.4g})")
 
 
-def batch_proposal(cfg: RunConfig, shape: ModelShape, gpu_gib: float, stack: Stack) -> str:
+def batch_proposal(plan: Plan, stack: Stack) -> str:
     """The largest per-device batch that fits, keeping completions per step a multiple of num_generations."""
+    cfg = plan.cfg
     g = cfg.grpo
     per_step = g.per_device_train_batch_size * g.gradient_accumulation_steps
     options = [b for b in range(1, 8 * per_step + 1) if per_step % b == 0 or b % per_step == 0]
     build = lambda b: with_settings(cfg, per_device_train_batch_size=b,  # noqa: E731
                                     gradient_accumulation_steps=max(1, per_step // b))
-    best = largest(options, build, shape, gpu_gib, stack)
+    best = largest(options, build, plan, stack)
     if best is None:
         return "per_device_train_batch_size: even 1 completion per device step does not fit"
     accumulation = max(1, per_step // best)
@@ -227,8 +232,8 @@ def describe(plan: Plan) -> str:
              f"  {'term':<26} {'GiB':>7}  {'phase':<10} why"]
     for term in plan.estimate.terms:
         lines.append(f"  {term.name:<26} {term.gib:>7.2f}  {term.phase:<10} {term.why}")
-    lines.append(f"  {'needed at least':<26} {plan.estimate.peak_gib:>7.2f}  static + the larger of generation "
-                 f"and training")
+    phases = "largest of generation, scoring" if plan.reward_terms else "larger of generation"
+    lines.append(f"  {'needed at least':<26} {plan.estimate.peak_gib:>7.2f}  static + the {phases} and training")
     if cfg.model.fast_inference:
         share = vllm_utilization(cfg, plan.gpu_gib) * plan.gpu_gib
         lines.append(f"  {'on this GPU':<26} {plan.peak_gib:>7.2f}  vLLM's share {share:.2f} "

@@ -1,7 +1,10 @@
 """The plan as the commands use it: `kit train` checks it before loading, `kit plan` prints it.
 
     plan = plan_for_run(cfg, gpu="T4")   # None when there is no GPU to plan for (a CPU smoke run)
-    text, plan = plan_page(cfg, gpu=None, stack=None)   # kit plan: the breakdown and the other GPUs
+    text, plan = plan_page(cfg, gpu=None, stack=None, rewards=recipe.rewards)   # kit plan: the breakdown, other GPUs
+
+With the recipe's rewards, a reward model among them (kit.rewards.reward_model) is counted too: its weights and
+its scoring pass (kit.plan.reward_models).
 """
 
 from __future__ import annotations
@@ -9,7 +12,9 @@ from __future__ import annotations
 from kit.config import RunConfig
 from kit.errors import KitError
 from kit.plan.gpus import GPUS, STACK_MIN_CAPABILITY, gpu_memory_gib, this_gpu, too_old
+from kit.plan.memory import Term
 from kit.plan.planner import Plan, assess, describe, make_plan
+from kit.plan.reward_models import reward_model_terms
 from kit.plan.shapes import read_shape
 
 
@@ -20,23 +25,28 @@ def target_gpu(requested: str | None) -> tuple[str, float] | None:
     return this_gpu()
 
 
-def plan_for_run(cfg: RunConfig, gpu: str | None = None, stack: str | None = None) -> Plan | None:
+def plan_for_run(cfg: RunConfig, gpu: str | None = None, stack: str | None = None,
+                 reward_terms: tuple[Term, ...] = ()) -> Plan | None:
     target = target_gpu(gpu)
     if target is None:
         return None
-    return make_plan(cfg, read_shape(cfg.model.name), *target, stack=stack or default_stack(cfg))
+    return make_plan(cfg, read_shape(cfg.model.name), *target, stack=stack or default_stack(cfg),
+                     reward_terms=reward_terms)
 
 
-def plan_page(cfg: RunConfig, gpu: str | None, stack: str | None) -> tuple[str, Plan]:
-    """`kit plan`: the breakdown on the target GPU (a T4 when there is none), then the verdict on others."""
+def plan_page(cfg: RunConfig, gpu: str | None, stack: str | None, rewards=None) -> tuple[str, Plan]:
+    """`kit plan`: the breakdown on the target GPU (a T4 when there is none), then the verdict on others.
+    `rewards`: the recipe's RewardBundle, whose reward models are counted."""
     lines = []
     if target_gpu(gpu) is None:
         lines.append("no GPU here and no --gpu: planning for a T4 (Colab / Kaggle free tier)\n")
         gpu = "T4"
     stack = stack or default_stack(cfg)
-    plan = plan_for_run(cfg, gpu, stack)
+    terms, notes = reward_model_terms(rewards, cfg.rewards)
+    plan = plan_for_run(cfg, gpu, stack, terms)
+    plan.notes += notes
     shape = read_shape(cfg.model.name)
-    others = [f"{name} {short_verdict(assess(cfg, shape, name, gib, stack))}" for name, gib in GPUS.items()]
+    others = [f"{name} {short_verdict(assess(cfg, shape, name, gib, stack, terms))}" for name, gib in GPUS.items()]
     lines += [describe(plan), f"\nother GPUs: {', '.join(others)}"]
     return "\n".join(lines), plan
 

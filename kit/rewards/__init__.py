@@ -17,6 +17,7 @@ row"; TRL leaves it out of the mean. Parameterised rewards are factories that re
                  cosine_scaled_length(correctness), kimi_length(correctness)
     style        reasoning_connectors, reasoning_steps, citations, repetition_penalty()
     code         syntax_valid, passes_tests()     (sandboxed: kit/sandbox/)
+    from a model reward_model(name_or_path, normalise=...): a reward model (one-label classifier) scores it
     from a model llm_judge(rubric): a chat model behind an OpenAI-compatible endpoint scores it
                  (kit/rewards/judge.py)
     bundle       RewardBundle((fn, weight), ...): a recipe's REWARDS (kit/rewards/bundle.py)
@@ -59,6 +60,7 @@ from kit.rewards.length import (
     min_length,
     soft_overlong_punishment,
 )
+from kit.rewards.reward_model import reward_model
 from kit.rewards.style import citations, reasoning_connectors, reasoning_steps, repetition_penalty
 from kit.rewards.text import completion_text
 from kit.rewards.traits import with_traits
@@ -101,6 +103,7 @@ __all__ = [
     "reasoning_connectors",
     "reasoning_steps",
     "repetition_penalty",
+    "reward_model",
     "row_optional",
     "same_answer",
     "soft_overlong_punishment",

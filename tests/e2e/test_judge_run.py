@@ -48,7 +48,7 @@ def test_a_judge_killed_mid_run_is_said_and_persisting_failures_stop_the_run(tmp
     assert len(failed) == 3 and steps[-1] is failed[-1], ("three failing steps in a row, then the stop", steps)
     assert "judgements failed (Connection error." in output and "the run goes on" in output
     diagnostics = [json.loads(line)["code"] for line in (out / "diagnostics.jsonl").read_text().splitlines()]
-    assert "judge_failed:judge_helpful" in diagnostics and diagnostics[-1] == "judge_down:judge_helpful"
+    assert "judge_failed:judge_helpful" in diagnostics and "judge_down:judge_helpful" in diagnostics
     assert "its endpoint http://127.0.0.1" in output and "is down" in output
     assert run.returncode == 130 and "--resume" in output  # stopped as Ctrl-C stops: a checkpoint, no merge
     assert list((out / "checkpoints").glob("checkpoint-*")) and not (out / "merged").exists()
