@@ -66,9 +66,8 @@ REWARDS = RewardBundle((helpfulness, 1.0), (concise, 0.5), (finished_reply, 0.25
 EVAL = Scoring(strict=(Passes(helpfulness, 0.7), finished_reply), lenient=Passes(helpfulness, 0.5),
                formatted=finished_reply)
 
-DEFAULTS = {
-    "judge": {"base_url": "http://127.0.0.1:8765/v1", "model": "judge", "response_format": "json_object"},
-    "data": {"max_prompt_length": 256},
+DEFAULTS = {  # the judge's address is the kit's default: make judge-server's
+    "judge": {"response_format": "json_object"},
     "grpo": {"max_completion_length": 128},
 }
 

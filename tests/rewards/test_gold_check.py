@@ -46,13 +46,25 @@ def shipped_rows():
     return {name: (recipe, load_rows(recipe, DataConfig(path="sample"))) for name, recipe in recipes.items()}
 
 
-@pytest.mark.parametrize("name", known_recipes())
+# Paid by a judge, with no one right answer to write as a worked answer: nothing for the check to score offline.
+NO_WORKED_ANSWERS = {"concise_helpful"}
+
+
+@pytest.mark.parametrize("name", sorted(set(known_recipes()) - NO_WORKED_ANSWERS))
 def test_every_shipped_recipe_pays_its_own_worked_answers(name, shipped_rows):
     recipe, rows = shipped_rows[name]
     gold = check_gold_answers(recipe, rows, recipe.rewards.reweighted({}))
     assert (gold.problem, gold.warnings) == (None, [])
     reward = correctness_reward(recipe.rewards).name
     assert gold.summary.startswith(f"gold answers: {reward} pays the recipe's worked answer on 8 of 8 training rows")
+
+
+@pytest.mark.parametrize("name", sorted(NO_WORKED_ANSWERS))
+def test_a_judged_recipe_has_no_worked_answers_and_the_check_says_so(name, shipped_rows):
+    recipe, rows = shipped_rows[name]
+    gold = check_gold_answers(recipe, rows, recipe.rewards)
+    assert recipe.sft_target is None and gold.problem is None
+    assert gold.summary.startswith("gold answers: no sft_target (a worked answer) to score")
 
 
 @pytest.mark.parametrize("name", known_recipes())
