@@ -63,10 +63,12 @@ def default_stack(cfg: RunConfig) -> str:
     return "trl" if cfg.launch.num_processes > 1 else "unsloth"
 
 
-def plan_before_loading(cfg: RunConfig, gpu: str | None, skip: bool) -> Plan | None:
-    """Refuse a run that clearly does not fit; say how close a tight one is. Returns the plan, if any."""
+def plan_before_loading(cfg: RunConfig, gpu: str | None, skip: bool, rewards=None) -> Plan | None:
+    """Refuse a run that clearly does not fit; say how close a tight one is. Returns the plan, if any.
+    `rewards`: the recipe's RewardBundle, whose reward models are counted as `kit plan` counts them."""
     try:
-        plan = plan_for_run(cfg, gpu)
+        terms, notes = reward_model_terms(rewards, cfg.rewards)
+        plan = plan_for_run(cfg, gpu, reward_terms=terms)
     except KitError as err:
         if gpu:  # asked for explicitly: the user should hear why it cannot be made
             raise
@@ -74,6 +76,7 @@ def plan_before_loading(cfg: RunConfig, gpu: str | None, skip: bool) -> Plan | N
         return None
     if plan is None:
         return None
+    plan.notes += notes
     if plan.refused and not skip:
         raise KitError(f"this run will not fit the GPU; nothing was loaded.\n\n{describe(plan)}\n\n"
                        "Change a setting above, or run anyway with --skip-plan (make train FORCE=1).")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.errors import KitError
+from kit.hub import HubUnreachable, hub_config_file
 
 # Architectures whose MLP is up -> activation -> down, without the gate projection of SwiGLU models.
 UNGATED_MLP = {"gpt2", "gpt_neox", "gptj", "phi", "starcoder2", "falcon", "opt", "bloom"}
@@ -153,17 +154,9 @@ def config_path(name: str) -> Path:
         if not (local / "config.json").is_file():
             raise KitError(f"{local} has no config.json; give the folder of a Hugging Face model")
         return local / "config.json"
-    import httpx
-    from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url, try_to_load_from_cache
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
-
-    try:  # falls back to the local cache when the hub cannot be reached
-        if not isinstance(try_to_load_from_cache(name, "config.json"), str):
-            # Ask once first: with nothing cached, hf_hub_download asks a hub it cannot reach six times more, over
-            # 24 s of "Retrying in 8s" lines, and no argument or setting of its own turns that off.
-            get_hf_file_metadata(hf_hub_url(name, "config.json"))
-        return Path(hf_hub_download(name, "config.json"))
-    except (LocalEntryNotFoundError, HfHubHTTPError, httpx.HTTPError, OSError, ValueError) as err:
+    try:
+        return hub_config_file(name)
+    except HubUnreachable as err:
         raise KitError(f"cannot read config.json for '{name}': not a local folder, not in the Hugging Face cache, "
-                       f"and the hub did not answer ({type(err).__name__}). Give a local folder holding the "
+                       f"and the hub did not answer ({err}). Give a local folder holding the "
                        f"model's config.json, or check the model id.") from None

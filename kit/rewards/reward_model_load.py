@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.errors import KitError, first_line
+from kit.hub import HubUnreachable, hub_config_file
 from kit.rewards.reward_model_tiny import TINY_REWARD, tiny_reward_config, tiny_reward_path
 
 EXAMPLE = "Skywork/Skywork-Reward-V2-Qwen3-0.6B"
@@ -41,22 +42,15 @@ def resolve(name: str) -> str:
 
 
 def config_file(name: str) -> Path:
-    """config.json of a local folder or of a hub id: from the Hugging Face cache, else the hub, asked once (with
-    nothing cached, hf_hub_download asks an unreachable hub six times over 24 s; kit.plan.shapes does the same)."""
+    """config.json of a local folder or of a hub id (kit.hub: the Hugging Face cache, else the hub, asked once)."""
     path = resolve(name)
     if Path(path).is_dir():
         return Path(path) / "config.json"
-    import httpx
-    from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url, try_to_load_from_cache
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
-
     try:
-        if not isinstance(try_to_load_from_cache(path, "config.json"), str):
-            get_hf_file_metadata(hf_hub_url(path, "config.json"))
-        return Path(hf_hub_download(path, "config.json"))
-    except (LocalEntryNotFoundError, HfHubHTTPError, httpx.HTTPError, OSError, ValueError) as err:
+        return hub_config_file(path)
+    except HubUnreachable as err:
         raise KitError(f"cannot read the reward model {name!r}: not a local folder, not in the Hugging Face cache, "
-                       f"and the hub did not answer ({type(err).__name__}); give a local folder holding its "
+                       f"and the hub did not answer ({err}); give a local folder holding its "
                        f"config.json, or a hub id that is reachable or cached (e.g. {EXAMPLE})") from None
 
 

@@ -51,7 +51,8 @@ def start_training(request: TrainRequest) -> int:
     check_local_files(cfg.data, cfg.eval.path)  # before the plan and the minute Unsloth takes to import
     import_unsloth_first(vllm_standby=cfg.model.vllm_standby)  # the plan reads config.json with transformers
     recipe.toolbox.check()
-    plan = None if ranks.in_worker() else plan_before_loading(cfg, request.plan_gpu, request.skip_plan)
+    rewards = recipe.rewards  # a reward model among them is in the plan
+    plan = None if ranks.in_worker() else plan_before_loading(cfg, request.plan_gpu, request.skip_plan, rewards)
     if cfg.launch.num_processes > 1 and not ranks.in_worker():
         from kit.train.launch.launcher import launch
 

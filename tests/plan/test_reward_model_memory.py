@@ -109,3 +109,18 @@ def test_the_tiny_reward_model_is_planned_without_building_it(monkeypatch):
     monkeypatch.setattr("kit.rewards.reward_model_load.tiny_reward_path", build)
     terms, notes = reward_model_terms(RewardBundle((reward_model("kit:tiny-reward"), 1.0)))
     assert notes == [] and terms[0].gib > 0
+
+
+def test_kit_trains_own_plan_before_loading_counts_the_reward_model_too(classifier, capsys):
+    """`kit train` plans before it loads anything: the same terms as `kit plan`, so a reward model that tips the
+    run over is refused there, not found out of memory later."""
+    from kit.plan.preflight import plan_before_loading
+
+    cfg = config(QWEN, model={"fast_inference": False})
+    rm = reward_model(str(classifier), batch_size=8, max_length=1024)
+    without = plan_before_loading(cfg, "A100-80GB", skip=False)
+    with_rm = plan_before_loading(cfg, "A100-80GB", skip=False, rewards=RewardBundle((rm, 1.0)))
+    assert with_rm.estimate.term("reward model weights").gib > 0
+    assert with_rm.peak_gib > without.peak_gib
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("memory plan: ") and f"about {with_rm.peak_gib:.1f} of" in printed[-1]
