@@ -128,8 +128,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, help="GRPO steps per run (default: the demo's 100)")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", dest="overrides",
                         help="config overrides for every run, e.g. sft.max_steps=2 eval.n=20")
-    parser.add_argument("--out", type=Path, help="keep each run's folder (and .log) here; default: a temporary "
-                        "folder, removed at the end")
+    parser.add_argument("--out", type=Path, help="keep each run's folder (and .log) here, where a later bench with "
+                        "the same --out reads the finished ones instead of training them again; default: a "
+                        "temporary folder, removed at the end")
     return parser.parse_args(argv)
 
 
@@ -142,13 +143,17 @@ def main(argv: list[str] | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         for index, (seed, loss) in enumerate(order, 1):
             out = folder / f"{loss}-seed{seed}"
-            if out.exists():
-                sys.exit(f"{out} exists: choose another --out, or move it away")
             started = time.perf_counter()
-            train(train_command(out, loss, seed, args.steps, args.overrides), out)
+            if out.exists():  # a bench stopped part-way goes on: its finished runs are read, not trained again
+                if read_run(out, loss, seed).after_grpo is None:
+                    sys.exit(f"{out} exists but holds no finished run (no held-out score after GRPO): move it away")
+                how = f"read from {out}, not trained again"
+            else:
+                train(train_command(out, loss, seed, args.steps, args.overrides), out)
+                how = f"{time.perf_counter() - started:.0f} s"
             results.append(read_run(out, loss, seed))
-            print(f"run {index}/{len(order)}: {loss}, seed {seed}, {time.perf_counter() - started:.0f} s: strict "
-                  f"after GRPO {percent(results[-1].after_grpo)}", flush=True)
+            print(f"run {index}/{len(order)}: {loss}, seed {seed}, {how}: strict after GRPO "
+                  f"{percent(results[-1].after_grpo)}", flush=True)
     steps = f"{args.steps} GRPO steps" if args.steps else "the demo's GRPO steps"
     print(f"\n{CONFIG}, {steps}, {' '.join(args.overrides) or 'no other overrides'}; held-out strict accuracy "
           "(greedy); one run at a time\n")

@@ -99,8 +99,8 @@ def rewards_command(args: argparse.Namespace) -> int:
 
     recipe = load_recipe(args.recipe)
     refused = False
-    judge = recipe.config({}, {}, gpu=False).judge  # the recipe's judge settings (DEFAULTS), for its LLM judges
-    prepare_model_rewards(recipe.rewards.funcs, judge)  # an endpoint that does not answer: one line, here too
+    settings = recipe.config({}, {}, gpu=False)  # the recipe's judge and reward model settings (DEFAULTS)
+    prepare_model_rewards(recipe.rewards.funcs, settings.judge, settings.reward_models)  # a dead endpoint: one line
     if args.completions or recipe.sample_completions or not (args.data or recipe.write_sample):
         samples = load_samples(args.completions, recipe.sample_completions, recipe.name)
         runs = run_bundle(recipe.rewards, samples, recipe.toolbox)

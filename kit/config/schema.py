@@ -51,6 +51,9 @@ class RunConfig(Section):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     rewards: dict[str, float] = Field(default_factory=dict, description="a reward's weight by name, e.g. "
                                       "`{xml_count: 0.25}`; 0 drops it")
+    reward_models: dict[str, str] = Field(default_factory=dict, description="a reward model reward's model by "
+                                          "the reward's name (a hub id or a folder), over the recipe's, e.g. "
+                                          "`{preference: kit:tiny-reward}`")
     adaptive_rewards: list[str] = Field(default_factory=list, description="rewards whose weights follow the running "
                                         "success rate")
     code_isolation: Literal["auto", "bubblewrap", "namespaces", "unisolated"] = Field(

@@ -160,7 +160,7 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
     run = run_context(model, adapter)
     rows, trained_on, data = rows_to_score(recipe, run, run_folder(model, adapter), data, split, n)
     judge = JudgeConfig(**{**(recipe.defaults.get("judge") or {}), **(run.get("judge") or {})})  # the run's judge
-    prepare_model_rewards(recipe.rewards.funcs, judge)
+    prepare_model_rewards(recipe.rewards.funcs, judge, run.get("reward_models") or recipe.defaults.get("reward_models"))
     # the code recipe's rewards run model code: the same isolation (or refusal) and row checks as training
     sandbox = prepare_code_rewards(run.get("code_isolation", "auto"),
                                    [*recipe.rewards.funcs, *recipe.toolbox.functions()], rows)

@@ -42,7 +42,7 @@ def plan_page(cfg: RunConfig, gpu: str | None, stack: str | None, rewards=None) 
         lines.append("no GPU here and no --gpu: planning for a T4 (Colab / Kaggle free tier)\n")
         gpu = "T4"
     stack = stack or default_stack(cfg)
-    terms, notes = reward_model_terms(rewards, cfg.rewards)
+    terms, notes = reward_model_terms(rewards, cfg.rewards, cfg.reward_models)
     plan = plan_for_run(cfg, gpu, stack, terms)
     plan.notes += notes
     shape = read_shape(cfg.model.name)
@@ -67,7 +67,7 @@ def plan_before_loading(cfg: RunConfig, gpu: str | None, skip: bool, rewards=Non
     """Refuse a run that clearly does not fit; say how close a tight one is. Returns the plan, if any.
     `rewards`: the recipe's RewardBundle, whose reward models are counted as `kit plan` counts them."""
     try:
-        terms, notes = reward_model_terms(rewards, cfg.rewards)
+        terms, notes = reward_model_terms(rewards, cfg.rewards, cfg.reward_models)
         plan = plan_for_run(cfg, gpu, reward_terms=terms)
     except KitError as err:
         if gpu:  # asked for explicitly: the user should hear why it cannot be made

@@ -1,7 +1,7 @@
 """The reward models a recipe's rewards load (kit.rewards.reward_model), for the plan: their weights and their
 scoring pass, read from each one's config.json alone (no weights; `kit plan` loads nothing).
 
-    terms, notes = reward_model_terms(recipe.rewards, cfg.rewards)   # () when no reward is a reward model
+    terms, notes = reward_model_terms(recipe.rewards, cfg.rewards, cfg.reward_models)   # (): none loads one
     estimate_memory(cfg, shape, stack, terms)
 
 A reward says which model scores it in its `source` trait ({"kind": "reward_model", "model": ..., "device": ...,
@@ -29,9 +29,11 @@ class RewardModel:
     on_gpu: bool  # False: device="cpu", nothing on the GPU
 
 
-def reward_model_terms(bundle, weights: dict | None = None) -> tuple[tuple[Term, ...], list[str]]:
+def reward_model_terms(bundle, weights: dict | None = None,
+                       models_by_reward: dict | None = None) -> tuple[tuple[Term, ...], list[str]]:
     """The two terms (weights, activations) for the reward models of `bundle` that the run keeps (a weight of 0
-    in the config's `rewards` drops one), and a note for each whose config cannot be read."""
+    in the config's `rewards` drops one), each the model the config's `reward_models` names for it, else the
+    recipe's; and a note for each whose config cannot be read."""
     models, notes = [], []
     for reward in bundle.rewards if bundle is not None else ():
         source = trait(reward.fn, "source")
@@ -40,7 +42,7 @@ def reward_model_terms(bundle, weights: dict | None = None) -> tuple[tuple[Term,
         if (weights or {}).get(reward.name, reward.weight) == 0:
             continue
         try:
-            shape = shape_from_config(config_dict(source["model"]))
+            shape = shape_from_config(config_dict((models_by_reward or {}).get(reward.name, source["model"])))
         except KitError as err:
             notes.append(f"reward '{reward.name}': its reward model is not counted: {err}")
             continue

@@ -75,7 +75,7 @@ DEFAULTS = {  # the judge's address is the kit's default: make judge-server's
 def prepare(split: str, source: str | None):
     """A JSONL/CSV/Parquet file with `request` (and optionally `reference`) -> a chat `prompt` and `reference`."""
     if source is None:
-        raise KitError("recipe concise_helpful trains on your own requests and has no hub dataset: pass a file with "
+        raise KitError("this recipe trains on your own requests and has no hub dataset: pass a file with "
                        "DATA=my_requests.jsonl (column request, optionally reference), or run PROFILE=smoke for "
                        "the kit's sample")
     table = load_table(source, "", split)

@@ -1,4 +1,5 @@
-"""Rewards scored by a model, made ready before training: the run's judge settings given, each one's check run.
+"""Rewards scored by a model, made ready before training: the run's judge and reward-model settings given, each
+one's check run.
 
 A judge's endpoint that does not answer, or a reward model that is not a one-label classifier, is said in one
 line before anything loads or is written, not after the first rollout (the `preflight` trait,
@@ -9,11 +10,14 @@ from __future__ import annotations
 
 from kit.config.judging import JudgeConfig
 from kit.rewards.judge import configure_judges
+from kit.rewards.reward_model import configure_reward_models
 from kit.rewards.traits import trait
 
 
-def prepare_model_rewards(funcs, judge: JudgeConfig) -> None:
+def prepare_model_rewards(funcs, judge: JudgeConfig, reward_models: dict[str, str] | None = None) -> None:
+    """`judge`: the run's judge settings; `reward_models`: its {reward name: model} over the recipe's."""
     configure_judges(funcs, judge)
+    configure_reward_models(funcs, reward_models or {})
     for fn in funcs:
         check = trait(fn, "preflight")
         if check is not None:

@@ -15,6 +15,9 @@ normalise   "raw"      the logit as it is; its scale is the reward model's own, 
                        GRPO's advantage looks at anyway, so the weight means the same for any reward model;
                        0.0 where a prompt has one completion or all score the same
             "sigmoid"  in (0, 1), as the kit's other rewards
+
+The run may score a reward with another model than its recipe names, by the reward's name: `reward_models:
+{preference: ./my-rm}` in a config, `reward_models.preference=kit:tiny-reward` on the command line.
 """
 
 from __future__ import annotations
@@ -42,20 +45,42 @@ def reward_model(name_or_path, *, device: str = "auto", batch_size: int = 8, nor
     """A reward function `name(prompts, completions, **kwargs) -> list[float]` scored by a reward model (a hub id
     or a local folder of a *ForSequenceClassification with one label; `kit:tiny-reward` offline)."""
     settings_problems(name_or_path, device, batch_size, normalise, max_length, name)
-    scorer = Scorer(str(name_or_path), device, batch_size, max_length, name)
 
     def score(prompts, completions, **kwargs) -> list[float]:
         if prompts is None or len(prompts) != len(completions):  # a caller without prompts: the replies alone
             prompts = [None] * len(completions)
-        raw = scorer([conversation(p, c, max_length) for p, c in zip(prompts, completions)])
+        raw = score.scorer([conversation(p, c, max_length) for p, c in zip(prompts, completions)])
         return normalised(raw, prompts, normalise)
 
+    def use_model(model: str) -> None:
+        """Score with `model` from now on (the run's `reward_models` setting); it loads on the next call."""
+        if getattr(score, "source", {}).get("model") == model:
+            return
+        settings_problems(model, device, batch_size, normalise, max_length, name)
+        score.scorer = Scorer(model, device, batch_size, max_length, name)  # what it loaded, once it has
+        score.source = {"kind": "reward_model", "model": model, "device": device, "normalise": normalise,
+                        "batch_size": batch_size, "max_length": max_length}
+        score.preflight = functools.partial(check_reward_model, model)
+
     score.__name__ = score.__qualname__ = name  # TRL's metric: rewards/<name>/mean
-    score.scorer = scorer  # what it loaded, once it has
-    source = {"kind": "reward_model", "model": str(name_or_path), "device": device, "normalise": normalise,
-              "batch_size": batch_size, "max_length": max_length}
-    return with_traits(score, source=source, reward_range=RANGES[normalise],
-                       preflight=functools.partial(check_reward_model, str(name_or_path)))
+    score.recipe_model, score.use_model = str(name_or_path), use_model
+    use_model(str(name_or_path))
+    return with_traits(score, reward_range=RANGES[normalise])
+
+
+def configure_reward_models(funcs, models: dict[str, str]) -> None:
+    """The run's `reward_models` setting, {reward name: model}: each named reward model scores with that model,
+    every other one with its recipe's own (so a setting from an earlier run in this process does not linger)."""
+    from kit.rewards.traits import unwrapped
+
+    scorers = {inner.__name__: inner for inner in map(unwrapped, funcs) if hasattr(inner, "use_model")}
+    unknown = sorted(set(models) - set(scorers))
+    if unknown:
+        have = ", ".join(sorted(scorers)) or "none: no reward here is a kit.rewards.reward_model"
+        raise KitError(f"reward_models: '{unknown[0]}' is not a reward model reward of this recipe; its reward "
+                       f"models: {have}")
+    for name, inner in scorers.items():
+        inner.use_model(str(models.get(name, inner.recipe_model)))
 
 
 def settings_problems(name_or_path, device, batch_size, normalise, max_length, name) -> None:

@@ -51,7 +51,8 @@ def config_file(name: str) -> Path:
     except HubUnreachable as err:
         raise KitError(f"cannot read the reward model {name!r}: not a local folder, not in the Hugging Face cache, "
                        f"and the hub did not answer ({err}); give a local folder holding its "
-                       f"config.json, or a hub id that is reachable or cached (e.g. {EXAMPLE})") from None
+                       f"config.json, or a hub id that is reachable or cached; offline, {TINY_REWARD} runs the "
+                       "path (its scores mean nothing)") from None
 
 
 def config_dict(name: str) -> dict:

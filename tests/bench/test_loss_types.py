@@ -1,6 +1,9 @@
 """bench/loss_types.py without training: the run order, the command, what it reads from a run's folder (written by
 the kit's own writers), and the table with each loss's mean."""
 
+import pytest
+
+import bench.loss_types as bench
 from bench.loss_types import LOSSES, Result, loss_means, parse_args, read_run, run_order, table, train_command
 from kit.eval.evaluate import EvalResult, write_json
 from kit.monitor.report import write_report
@@ -76,3 +79,26 @@ def test_the_table_has_every_run_then_the_means():
     assert lines[4:] == ["| dapo | mean of 1 | 0.0% | 40.0% | 60.0% | +20.0 | 600 s |",
                          "| grpo | mean of 1 | 0.0% | 40.0% | 55.0% | +15.0 | 610 s |"]
     assert table([Result("gspo", 1, None, None, None, None)], ["gspo"])[2] == "| gspo | 1 | - | - | - | - | - |"
+
+
+def test_a_bench_stopped_part_way_reads_its_finished_runs_and_trains_the_rest(tmp_path, monkeypatch, capsys):
+    finished_run(tmp_path / "dapo-seed1", {"before": 0.0, "after sft": 0.4, "after grpo": 0.6}, 600.0)
+    trained = []
+
+    def fake_train(command, out):  # writes what a finished run writes, without training
+        trained.append(out.name)
+        finished_run(out, {"before": 0.0, "after sft": 0.4, "after grpo": 0.5}, 610.0)
+
+    monkeypatch.setattr(bench, "train", fake_train)
+    bench.main(["--losses", "dapo", "gspo", "--seeds", "1", "--out", str(tmp_path)])
+    assert trained == ["gspo-seed1"]
+    printed = capsys.readouterr().out
+    assert f"run 1/2: dapo, seed 1, read from {tmp_path / 'dapo-seed1'}, not trained again" in printed
+    assert "| dapo | 1 | 0.0% | 40.0% | 60.0% | +20.0 | 600 s |" in printed
+
+
+def test_a_run_folder_without_a_finished_run_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "dapo-seed1").mkdir()  # a run killed before its evaluation
+    monkeypatch.setattr(bench, "train", lambda command, out: pytest.fail("trained over a folder"))
+    with pytest.raises(SystemExit, match="holds no finished run"):
+        bench.main(["--losses", "dapo", "--seeds", "1", "--out", str(tmp_path)])

@@ -10,7 +10,9 @@ from kit.recipes import known_recipes, load_recipe
 from tests.e2e.cli import check_run_layout, kit, make
 
 pytestmark = pytest.mark.slow
-COVERED_ELSEWHERE = {"gsm8k", "digit_sum", "concise_helpful"}  # the last needs a judge server: test_judge_run.py
+COVERED_ELSEWHERE = {"gsm8k", "digit_sum",
+                     "concise_helpful",  # needs a judge server: test_judge_run.py
+                     "helpful_preference"}  # its reward model is on the hub: test_reward_model_run.py
 
 
 @pytest.mark.parametrize("recipe", [r for r in known_recipes() if r not in COVERED_ELSEWHERE])

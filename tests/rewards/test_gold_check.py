@@ -46,8 +46,8 @@ def shipped_rows():
     return {name: (recipe, load_rows(recipe, DataConfig(path="sample"))) for name, recipe in recipes.items()}
 
 
-# Paid by a judge, with no one right answer to write as a worked answer: nothing for the check to score offline.
-NO_WORKED_ANSWERS = {"concise_helpful"}
+# Paid by a judge or a reward model, with no one right answer to write as a worked answer: nothing to score.
+NO_WORKED_ANSWERS = {"concise_helpful", "helpful_preference"}
 
 
 @pytest.mark.parametrize("name", sorted(set(known_recipes()) - NO_WORKED_ANSWERS))
