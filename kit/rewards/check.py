@@ -31,6 +31,7 @@ from kit.rewards.bundle import Reward, RewardBundle
 from kit.rewards.guard import CheckedReward, finite_or_none, is_row_optional, try_on_empty
 from kit.rewards.judge import judgement_lines
 from kit.rewards.traits import trait, unwrapped
+from kit.tools.guard import safe_text
 
 KIT_RANGE = (0.0, 1.0)  # every kit reward documents [0, 1]
 
@@ -233,7 +234,8 @@ def print_report(runs: list[RewardRun], samples: list[dict]) -> None:
 
 
 def sample_label(sample: dict) -> str:
-    return str(sample.get("label") or _preview(sample.get("transcript", sample["completion"])))
+    """A sample's label, or its text's start; printable (JSON may carry a lone surrogate, which print refuses)."""
+    return safe_text(str(sample.get("label") or _preview(sample.get("transcript", sample["completion"]))))
 
 
 def _cell(run: RewardRun, index: int) -> str:

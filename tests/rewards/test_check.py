@@ -1,3 +1,5 @@
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -6,8 +8,8 @@ import pytest
 
 from kit.errors import KitError
 from kit.recipes import load_recipe
-from kit.rewards.bundle import Reward
-from kit.rewards.check import load_samples, run_one
+from kit.rewards.bundle import Reward, RewardBundle
+from kit.rewards.check import load_samples, print_report, run_bundle, run_one
 from kit.rewards.text import completion_text
 from tests.conftest import REPO, chat
 
@@ -124,3 +126,18 @@ def test_rows_where_a_reward_returns_none_are_listed_not_refused(capsys):
     assert runs[0].refusals == [] and runs[0].missing == [1]
     print_report(runs, samples)
     assert "note: tagged_only: returned None (does not apply) for 1 of 2 samples: 2 'bare'" in capsys.readouterr().out
+
+
+def test_a_label_with_a_lone_surrogate_prints(tmp_path):
+    """JSON may carry "\\ud800"; a real stdout (UTF-8, strict) refuses to print it as it is."""
+    samples = [{"label": "bad \ud800 label", "prompt": "p", "completion": chat("yes")},
+               {"prompt": "p", "completion": chat("no \udfff")}]
+    def says_yes(completions, **kwargs):
+        return [float("yes" in completion_text(c)) for c in completions]
+
+    runs = run_bundle(RewardBundle((says_yes, 1.0)), samples)
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    with contextlib.redirect_stdout(out):
+        print_report(runs, samples)
+    out.seek(0)
+    assert "bad \\ud800 label" in out.read()  # written as its escape
