@@ -114,6 +114,22 @@ def table(results: list[Result], losses: list[str]) -> list[str]:
     return lines
 
 
+def settings_differ(out: Path, command: list[str]) -> str:
+    """Which key=value of `command` the run in `out` (its run.yaml) did not train with; "" when it did."""
+    import yaml
+
+    record = yaml.safe_load(RunDir(out).run_file.read_text()) if RunDir(out).run_file.exists() else {}
+    differs = []
+    for setting in (part for part in command if "=" in part and not part.startswith("save.")):
+        key, value = setting.split("=", 1)
+        found = record
+        for part in key.split("."):
+            found = found.get(part) if isinstance(found, dict) else None
+        if found != yaml.safe_load(value):
+            differs.append(f"{key}: {found!r} there, {value} here")
+    return "; ".join(differs)
+
+
 def train(command: list[str], out: Path) -> None:
     log = out.parent / f"{out.name}.log"
     with log.open("w") as sink:
@@ -147,6 +163,9 @@ def main(argv: list[str] | None = None) -> None:
             if out.exists():  # a bench stopped part-way goes on: its finished runs are read, not trained again
                 if read_run(out, loss, seed).after_grpo is None:
                     sys.exit(f"{out} exists but holds no finished run (no held-out score after GRPO): move it away")
+                differs = settings_differ(out, train_command(out, loss, seed, args.steps, args.overrides))
+                if differs:
+                    sys.exit(f"{out} was trained with other settings ({differs}): move it away, or use another --out")
                 how = f"read from {out}, not trained again"
             else:
                 train(train_command(out, loss, seed, args.steps, args.overrides), out)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from kit import ranks
-from kit.cli.parser import build_parser
+from kit.cli.parser import build_parser, reward_model_options
 from kit.diskspace import disk_full_error, is_disk_full
 from kit.errors import KitError
 from kit.user_code import print_traceback
@@ -100,7 +100,8 @@ def rewards_command(args: argparse.Namespace) -> int:
     recipe = load_recipe(args.recipe)
     refused = False
     settings = recipe.config({}, {}, gpu=False)  # the recipe's judge and reward model settings (DEFAULTS)
-    prepare_model_rewards(recipe.rewards.funcs, settings.judge, settings.reward_models)  # a dead endpoint: one line
+    models = {**settings.reward_models, **reward_model_options(args.reward_models)}
+    prepare_model_rewards(recipe.rewards.funcs, settings.judge, models)  # a dead endpoint: one line, here too
     if args.completions or recipe.sample_completions or not (args.data or recipe.write_sample):
         samples = load_samples(args.completions, recipe.sample_completions, recipe.name)
         runs = run_bundle(recipe.rewards, samples, recipe.toolbox)
@@ -133,7 +134,8 @@ def eval_command(args: argparse.Namespace) -> int:
     from kit.recipes import load_recipe
 
     evaluate_command(load_recipe(args.recipe), args.model, args.adapter, args.baseline, args.split, args.n,
-                     args.data, args.max_new_tokens, args.json, args.backend)
+                     args.data, args.max_new_tokens, args.json, args.backend,
+                     reward_models=reward_model_options(args.reward_models))
     return 0
 
 

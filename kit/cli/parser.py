@@ -7,6 +7,7 @@ from typing import get_args
 
 from kit.config import LAUNCHERS, PROFILES
 from kit.config.reference import text as settings_text
+from kit.errors import KitError
 from kit.models.inference import BACKENDS
 from kit.outputs import RunDir
 from kit.plan.memory import Stack
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="what generates: vLLM where installed (auto), or transformers")
     evaluate.add_argument("--json",
                           help="where to write the results (default: eval-<model>-<split>.json in the run folder)")
+    add_reward_model(evaluate)
     add_verbose(evaluate)
 
     push = commands.add_parser("push", help="upload a run to the Hugging Face hub: merged model, adapter, GGUFs, "
@@ -111,8 +113,25 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--completions", help='JSONL file: {"completion": ..., <dataset columns>} per line')
     check.add_argument("--data", help="training rows for the gold-answer check: a local .jsonl/.csv/.parquet file "
                        "(default: the recipe's sample data)")
+    add_reward_model(check)
     add_verbose(check)
     return parser
+
+
+def add_reward_model(command: argparse.ArgumentParser) -> None:
+    """--reward-model NAME=MODEL, as the `reward_models` setting gives it to `kit train`."""
+    command.add_argument("--reward-model", action="append", default=[], metavar="NAME=MODEL", dest="reward_models",
+                         help="score the reward model reward NAME with MODEL (a hub id or a folder) instead of the "
+                         "recipe's (or the run's), e.g. preference=kit:tiny-reward; may repeat")
+
+
+def reward_model_options(given: list[str]) -> dict[str, str]:
+    """{name: model} from --reward-model NAME=MODEL options, or one KitError for one that is not that shape."""
+    pairs = [item.split("=", 1) for item in given]
+    bad = [item for item, pair in zip(given, pairs) if len(pair) != 2 or not all(part.strip() for part in pair)]
+    if bad:
+        raise KitError(f"--reward-model {bad[0]!r}: write NAME=MODEL, e.g. --reward-model preference=kit:tiny-reward")
+    return {name.strip(): model.strip() for name, model in pairs}
 
 
 def add_verbose(command: argparse.ArgumentParser) -> None:

@@ -151,7 +151,8 @@ def evaluate_baseline(baseline: str, recipe: Recipe, rows, sampling: Sampling, b
 
 def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, baseline: str | None, split: str,
                      n: int, data: str | None, max_new_tokens: int | None, json_path: str | None,
-                     backend: str = "auto") -> Path:
+                     backend: str = "auto", reward_models: dict[str, str] | None = None) -> Path:
+    """`reward_models`: {reward name: model} over the run's (run.yaml) and the recipe's."""
     at_least_one(n, "--n", "the number of held-out prompts to score")
     if max_new_tokens is not None:
         at_least_one(max_new_tokens, "--max-new-tokens", "the longest answer to generate, in tokens")
@@ -160,7 +161,9 @@ def evaluate_command(recipe: Recipe, model: str | None, adapter: str | None, bas
     run = run_context(model, adapter)
     rows, trained_on, data = rows_to_score(recipe, run, run_folder(model, adapter), data, split, n)
     judge = JudgeConfig(**{**(recipe.defaults.get("judge") or {}), **(run.get("judge") or {})})  # the run's judge
-    prepare_model_rewards(recipe.rewards.funcs, judge, run.get("reward_models") or recipe.defaults.get("reward_models"))
+    models = {**(recipe.defaults.get("reward_models") or {}), **(run.get("reward_models") or {}),
+              **(reward_models or {})}  # the recipe's, the run's, then --reward-model
+    prepare_model_rewards(recipe.rewards.funcs, judge, models)
     # the code recipe's rewards run model code: the same isolation (or refusal) and row checks as training
     sandbox = prepare_code_rewards(run.get("code_isolation", "auto"),
                                    [*recipe.rewards.funcs, *recipe.toolbox.functions()], rows)

@@ -42,13 +42,19 @@ def plan_page(cfg: RunConfig, gpu: str | None, stack: str | None, rewards=None) 
         lines.append("no GPU here and no --gpu: planning for a T4 (Colab / Kaggle free tier)\n")
         gpu = "T4"
     stack = stack or default_stack(cfg)
-    terms, notes = reward_model_terms(rewards, cfg.rewards, cfg.reward_models)
+    terms, notes = reward_model_terms(rewards, loaded_weights(cfg), cfg.reward_models)
     plan = plan_for_run(cfg, gpu, stack, terms)
     plan.notes += notes
     shape = read_shape(cfg.model.name)
     others = [f"{name} {short_verdict(assess(cfg, shape, name, gib, stack, terms))}" for name, gib in GPUS.items()]
     lines += [describe(plan), f"\nother GPUs: {', '.join(others)}"]
     return "\n".join(lines), plan
+
+
+def loaded_weights(cfg: RunConfig) -> dict[str, float]:
+    """The weights that say which reward models load: the held-out scoring (eval.n > 0) scores with every reward
+    of the recipe, a weight-0 one too, and its reward model then stays on the GPU for the run."""
+    return {} if cfg.eval.n > 0 else cfg.rewards
 
 
 def short_verdict(plan: Plan) -> str:
@@ -66,8 +72,10 @@ def default_stack(cfg: RunConfig) -> str:
 def plan_before_loading(cfg: RunConfig, gpu: str | None, skip: bool, rewards=None) -> Plan | None:
     """Refuse a run that clearly does not fit; say how close a tight one is. Returns the plan, if any.
     `rewards`: the recipe's RewardBundle, whose reward models are counted as `kit plan` counts them."""
+    if target_gpu(gpu) is None:  # a CPU run: nothing to plan, no reward model's config to fetch
+        return None
     try:
-        terms, notes = reward_model_terms(rewards, cfg.rewards, cfg.reward_models)
+        terms, notes = reward_model_terms(rewards, loaded_weights(cfg), cfg.reward_models)
         plan = plan_for_run(cfg, gpu, reward_terms=terms)
     except KitError as err:
         if gpu:  # asked for explicitly: the user should hear why it cannot be made

@@ -17,7 +17,7 @@ from kit.errors import KitError
 from kit.plan.memory import BF16, Term, gib
 from kit.plan.shapes import ModelShape, shape_from_config
 from kit.rewards.reward_model_load import config_dict
-from kit.rewards.traits import trait
+from kit.rewards.traits import trait, unwrapped
 
 
 @dataclass(frozen=True)
@@ -42,13 +42,19 @@ def reward_model_terms(bundle, weights: dict | None = None,
         if (weights or {}).get(reward.name, reward.weight) == 0:
             continue
         try:
-            shape = shape_from_config(config_dict((models_by_reward or {}).get(reward.name, source["model"])))
+            shape = shape_from_config(config_dict(planned_model(reward, source, models_by_reward or {})))
         except KitError as err:
             notes.append(f"reward '{reward.name}': its reward model is not counted: {err}")
             continue
         models.append(RewardModel(reward.name, shape, source.get("batch_size", 8), source.get("max_length", 1024),
                                   on_gpu=source.get("device", "auto") != "cpu"))
     return ((weights_term(models), activations_term(models)) if models else ()), notes
+
+
+def planned_model(reward, source: dict, models_by_reward: dict) -> str:
+    """The run's `reward_models` entry for it, else its recipe's model (not one an earlier run in this process set)."""
+    recipe_model = getattr(unwrapped(reward.fn), "recipe_model", source["model"])
+    return models_by_reward.get(reward.name, recipe_model)
 
 
 def classifier_params(shape: ModelShape) -> int:

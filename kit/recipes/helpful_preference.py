@@ -9,14 +9,16 @@ reply, beside the same length and finished-reply rewards.
 The reward model is a sequence classifier with one label (kit/rewards/reward_model.py): it reads the request and
 the reply as a chat in its own template and gives one logit, here squashed to (0, 1) by a sigmoid so it sits on
 the scale of the other two rewards. Any other one-label classifier, a hub id or a folder, goes in by the reward's
-name: `reward_models.preference=./my-rm`. `kit:tiny-reward` is built on the spot from random weights: it shows the
+name: `reward_models.preference=./my-rm` (`--reward-model preference=./my-rm` for `kit rewards check` and `kit eval`).
+`kit:tiny-reward` is built on the spot from random weights: it shows the
 path works offline (loaded, scored, planned, recorded) and teaches nothing.
 """
 
 from __future__ import annotations
 
 from kit.recipe import Passes, Scoring
-from kit.recipes.concise_helpful import SAMPLE_COMPLETIONS, concise, finished_reply, prepare, write_sample
+from kit.recipes.concise_helpful import (SAMPLE_COMPLETIONS, SYSTEM_PROMPT, concise, finished_reply, prepare,
+                                         write_sample)
 from kit.rewards import RewardBundle, reward_model
 
 REWARD_MODEL = "Skywork/Skywork-Reward-V2-Qwen3-0.6B"  # 0.6B parameters, ~1.2 GB in bf16 beside the policy
@@ -24,9 +26,9 @@ REWARD_MODEL = "Skywork/Skywork-Reward-V2-Qwen3-0.6B"  # 0.6B parameters, ~1.2 G
 preference = reward_model(REWARD_MODEL, normalise="sigmoid", name="preference")
 
 REWARDS = RewardBundle((preference, 1.0), (concise, 0.5), (finished_reply, 0.25))
-EVAL = Scoring(strict=(Passes(preference, 0.5), finished_reply), lenient=Passes(preference, 0.5),
+EVAL = Scoring(strict=(Passes(preference, 0.7), finished_reply), lenient=Passes(preference, 0.5),
                formatted=finished_reply)
 
 DEFAULTS = {"grpo": {"max_completion_length": 128}}
 
-__all__ = ["DEFAULTS", "EVAL", "REWARDS", "SAMPLE_COMPLETIONS", "prepare", "write_sample"]
+__all__ = ["DEFAULTS", "EVAL", "REWARDS", "SAMPLE_COMPLETIONS", "SYSTEM_PROMPT", "prepare", "write_sample"]

@@ -51,6 +51,9 @@ def settings_record(cfg: RunConfig, recipe_rewards: RewardBundle | None) -> dict
         path = record[section].get("path")
         if path not in (None, SAMPLE_DATA):
             record[section]["path"] = str(Path(path).resolve())
+    for name, model in record["reward_models"].items():  # a folder, wherever run.yaml is read from later
+        if Path(model).expanduser().is_dir():
+            record["reward_models"][name] = str(Path(model).expanduser().resolve())
     return record
 
 

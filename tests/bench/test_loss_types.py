@@ -15,11 +15,11 @@ def scored(name: str, strict: float) -> EvalResult:
                       rewards={}, mean_length=7.0)
 
 
-def finished_run(out, strict: dict[str, float], grpo_seconds: float):
+def finished_run(out, strict: dict[str, float], grpo_seconds: float, loss: str = "dapo", seed: int = 1):
     """A run's folder as the kit leaves it: eval.json and report.md, through the kit's own writers."""
     run = RunDir(out)
     out.mkdir()
-    run.run_file.write_text("recipe: addition\n")
+    run.run_file.write_text(f"recipe: addition\nseed: {seed}\ngrpo:\n  loss_type: {loss}\n")
     write_json(run.eval, [scored(name, value) for name, value in strict.items()])
     write_report(run, {"load": 20.0, "sft training": 19.5, "grpo training": grpo_seconds, "whole run": 700.0}, "table")
     return out
@@ -87,7 +87,7 @@ def test_a_bench_stopped_part_way_reads_its_finished_runs_and_trains_the_rest(tm
 
     def fake_train(command, out):  # writes what a finished run writes, without training
         trained.append(out.name)
-        finished_run(out, {"before": 0.0, "after sft": 0.4, "after grpo": 0.5}, 610.0)
+        finished_run(out, {"before": 0.0, "after sft": 0.4, "after grpo": 0.5}, 610.0, loss="gspo")
 
     monkeypatch.setattr(bench, "train", fake_train)
     bench.main(["--losses", "dapo", "gspo", "--seeds", "1", "--out", str(tmp_path)])
@@ -102,3 +102,10 @@ def test_a_run_folder_without_a_finished_run_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "train", lambda command, out: pytest.fail("trained over a folder"))
     with pytest.raises(SystemExit, match="holds no finished run"):
         bench.main(["--losses", "dapo", "--seeds", "1", "--out", str(tmp_path)])
+
+
+def test_a_finished_run_trained_with_other_settings_is_refused(tmp_path, monkeypatch):
+    finished_run(tmp_path / "dapo-seed1", {"before": 0.0, "after sft": 0.4, "after grpo": 0.6}, 600.0)
+    monkeypatch.setattr(bench, "train", lambda command, out: pytest.fail("trained over a folder"))
+    with pytest.raises(SystemExit, match=r"other settings \(grpo.max_steps: None there, 2 here\)"):
+        bench.main(["--losses", "dapo", "--seeds", "1", "--steps", "2", "--out", str(tmp_path)])

@@ -12,6 +12,12 @@ pytestmark = pytest.mark.slow
 TINY = "reward_models.preference=kit:tiny-reward"
 
 
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    """No hub, even where one is reachable: the recipe's own model must not be what scores."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
 def test_make_train_with_the_tiny_reward_model_then_kit_eval(tmp_path):
     out = tmp_path / "run"
     trained = make("train", "RECIPE=helpful_preference", "PROFILE=smoke", f"OUT={out}", f"ARGS={TINY}")

@@ -124,3 +124,24 @@ def test_kit_trains_own_plan_before_loading_counts_the_reward_model_too(classifi
     assert with_rm.peak_gib > without.peak_gib
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("memory plan: ") and f"about {with_rm.peak_gib:.1f} of" in printed[-1]
+
+
+def test_weighted_0_it_is_counted_all_the_same_when_the_held_out_scoring_loads_it(classifier):
+    """Evaluation scores with every reward of the recipe; the reward model it loads stays for the run."""
+    from kit.plan.preflight import plan_before_loading
+
+    rewards = RewardBundle((answer_correct, 1.0), (reward_model(str(classifier), name="rm"), 1.0))
+    for n, counted in ((0, False), (200, True)):
+        cfg = config(QWEN, model={"fast_inference": False}, rewards={"rm": 0}, eval={"n": n})
+        plan = plan_before_loading(cfg, "A100-80GB", skip=False, rewards=rewards)
+        assert ("reward model weights" in [t.name for t in plan.estimate.terms]) is counted, n
+
+
+def test_kit_trains_plan_scores_with_the_model_the_setting_names(classifier):
+    """reward_models in the config reaches the plan before loading: the recipe's hub model is never asked for."""
+    from kit.plan.preflight import plan_before_loading
+
+    cfg = config(QWEN, model={"fast_inference": False}, reward_models={"rm": str(classifier)})
+    plan = plan_before_loading(cfg, "A100-80GB", skip=False,
+                               rewards=RewardBundle((reward_model("kit-tests/no-such-reward-model", name="rm"), 1.0)))
+    assert plan.estimate.term("reward model weights").gib > 0 and not plan.notes

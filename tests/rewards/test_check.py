@@ -141,3 +141,12 @@ def test_a_label_with_a_lone_surrogate_prints(tmp_path):
         print_report(runs, samples)
     out.seek(0)
     assert "bad \\ud800 label" in out.read()  # written as its escape
+
+
+def test_a_reward_model_recipe_is_checked_offline_with_the_model_given_on_the_command_line():
+    offline = rewards_check("helpful_preference", "--reward-model", "preference=kit:tiny-reward")
+    assert offline.returncode == 0, offline.stdout[-2000:] + offline.stderr[-2000:]
+    assert "preference x1" in offline.stdout and "concise, right" in offline.stdout
+    refused = rewards_check("helpful_preference", "--reward-model", "preference")
+    assert refused.returncode == 2 and refused.stderr.strip().endswith(
+        "error: --reward-model 'preference': write NAME=MODEL, e.g. --reward-model preference=kit:tiny-reward")

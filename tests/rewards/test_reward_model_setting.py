@@ -58,3 +58,12 @@ def test_the_plan_counts_the_model_the_setting_names(folder):
     bundle = RewardBundle((fn, 1.0))
     terms, notes = reward_model_terms(bundle, {}, {"preference": TINY_REWARD})
     assert notes == [] and terms[0].name == "reward model weights" and "preference" in terms[0].why
+
+
+def test_run_yaml_records_a_folder_setting_as_an_absolute_path(folder, monkeypatch):
+    """kit eval reads the run's reward_models back from run.yaml, from wherever it is run."""
+    from kit.train.record import settings_record
+
+    monkeypatch.chdir(folder.parent)
+    cfg = RunConfig(reward_models={"preference": folder.name, "other": TINY_REWARD})
+    assert settings_record(cfg, None)["reward_models"] == {"preference": str(folder), "other": TINY_REWARD}

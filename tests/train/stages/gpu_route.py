@@ -53,6 +53,7 @@ def train_recipe(name: str, root: Path, judge_url: str) -> dict:
     `kit train` runs them; what each trainer was, held and trained on."""
     from kit.data import drop_long_prompts
     from kit.recipes import load_recipe
+    from kit.rewards.traits import trait
     from kit.train.prepare import prepare_run
     from kit.train.record import write_run_file
     from kit.train.resume import stop_on_request
@@ -61,8 +62,10 @@ def train_recipe(name: str, root: Path, judge_url: str) -> dict:
 
     recipe = load_recipe(name)
     stages = ["sft", "grpo"] if recipe.sft_target else ["grpo"]
+    offline = {reward.name: "kit:tiny-reward" for reward in recipe.rewards.rewards if trait(reward.fn, "source")
+               and trait(reward.fn, "source")["kind"] == "reward_model"}  # a reward model of the hub's, offline
     cfg = recipe.config({}, {"profile": "smoke", "output_dir": str(root / name), "eval": {"n": 0}, "stages": stages,
-                             "sft": {"max_steps": 1}, "grpo": {"max_steps": 1},
+                             "sft": {"max_steps": 1}, "grpo": {"max_steps": 1}, "reward_models": offline,
                              "judge": {"base_url": judge_url}}, gpu=False)  # an LLM judge's endpoint, here
     run = prepare_run(cfg, recipe)
     run.out.root.mkdir(parents=True)
