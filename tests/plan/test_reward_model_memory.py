@@ -145,3 +145,11 @@ def test_kit_trains_plan_scores_with_the_model_the_setting_names(classifier):
     plan = plan_before_loading(cfg, "A100-80GB", skip=False,
                                rewards=RewardBundle((reward_model("kit-tests/no-such-reward-model", name="rm"), 1.0)))
     assert plan.estimate.term("reward model weights").gib > 0 and not plan.notes
+
+
+def test_kit_plan_takes_the_reward_models_setting(classifier, capsys):
+    """helpful_preference names a hub model, unreachable here: given a folder by name, `kit plan` counts that."""
+    main(["plan", "helpful_preference", "--model", str(MODEL_CONFIGS / QWEN), "--gpu", "A100-80GB",
+          f"reward_models.preference={classifier}"])
+    out = capsys.readouterr().out
+    assert "reward model weights" in out and "is not counted" not in out
