@@ -144,7 +144,8 @@ def try_on_empty_completions(funcs: list, rows, toolbox=None) -> None:
     if toolbox is not None and toolbox.environment is not None:
         kwargs["environments"] = [toolbox.episode(row).environment for row in sample]
     for fn in funcs:
-        try_on_empty(fn, len(sample), kwargs)
+        if trait(fn, "source") is None:  # a model-scored reward is the kit's own, checked by its preflight: a trial
+            try_on_empty(fn, len(sample), kwargs)  # would load its model here (a launcher's GPU 0) or ask its judge
 
 
 def try_on_empty(fn, count: int, kwargs: dict) -> None:

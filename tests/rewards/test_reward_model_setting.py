@@ -67,3 +67,15 @@ def test_run_yaml_records_a_folder_setting_as_an_absolute_path(folder, monkeypat
     monkeypatch.chdir(folder.parent)
     cfg = RunConfig(reward_models={"preference": folder.name, "other": TINY_REWARD})
     assert settings_record(cfg, None)["reward_models"] == {"preference": str(folder), "other": TINY_REWARD}
+
+
+def test_the_empty_completion_trial_loads_no_reward_model(folder):
+    """The trial before training calls each rule reward; a reward model is the kit's own, checked by its preflight,
+    and loading it there would hold it in a multi-GPU launcher's process for the whole run."""
+    from datasets import Dataset
+
+    from kit.rewards.guard import try_on_empty_completions
+
+    fn = reward_model(str(folder), name="preference", device="cpu")
+    try_on_empty_completions([fn, answer_correct], Dataset.from_list([{"prompt": PROMPT, "answer": "11"}] * 2))
+    assert fn.scorer.loaded is None
