@@ -17,17 +17,19 @@ path works offline (loaded, scored, planned, recorded) and teaches nothing.
 from __future__ import annotations
 
 from kit.recipe import Passes, Scoring
-from kit.recipes.concise_helpful import (SAMPLE_COMPLETIONS, SYSTEM_PROMPT, concise, finished_reply, prepare,
-                                         write_sample)
+from kit.recipes import concise_helpful as same_task  # its data, its prompt and its two rule rewards
 from kit.rewards import RewardBundle, reward_model
 
 REWARD_MODEL = "Skywork/Skywork-Reward-V2-Qwen3-0.6B"  # 0.6B parameters, ~1.2 GB in bf16 beside the policy
 
+SYSTEM_PROMPT = same_task.SYSTEM_PROMPT
+prepare, write_sample, SAMPLE_COMPLETIONS = same_task.prepare, same_task.write_sample, same_task.SAMPLE_COMPLETIONS
+
 preference = reward_model(REWARD_MODEL, normalise="sigmoid", name="preference")
 
-REWARDS = RewardBundle((preference, 1.0), (concise, 0.5), (finished_reply, 0.25))
-EVAL = Scoring(strict=(Passes(preference, 0.7), finished_reply), lenient=Passes(preference, 0.5),
-               formatted=finished_reply)
+REWARDS = RewardBundle((preference, 1.0), (same_task.concise, 0.5), (same_task.finished_reply, 0.25))
+EVAL = Scoring(strict=(Passes(preference, 0.7), same_task.finished_reply), lenient=Passes(preference, 0.5),
+               formatted=same_task.finished_reply)
 
 DEFAULTS = {"grpo": {"max_completion_length": 128}}
 
