@@ -10,10 +10,8 @@ sample and the weighted total. Then it says
   inf, a value outside the function's documented range, a penalty whose negative weight undoes its sign;
 - the samples each reward returned None for: legal ("does not apply to this row"), but worth knowing.
 
-Rewards are called as training calls them: every recipe's prompts are chat messages, so TRL hands a reward
-each completion as messages. One rule for SAMPLE_COMPLETIONS and files alike: a completion written as text
-is passed as [{"role": "assistant", "content": text}], a sample's prompt text (samples.jsonl keeps the last
-message's) as [{"role": "user", "content": text}]; messages go as they are.
+Rewards are called as training calls them, with chat messages: a completion written as text is passed as
+[{"role": "assistant", "content": text}], a sample's prompt text as [{"role": "user", "content": text}].
 
 It takes a bundle and samples, not a recipe, so any RewardBundle can be tried:
 `print_report(run_bundle(recipe.rewards, samples), samples)`. An LLM judge's raw replies are printed too.

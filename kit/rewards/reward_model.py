@@ -165,7 +165,9 @@ class Scorer:
         batch = loaded.tokenizer(texts, padding=len(texts) > 1, truncation=True, max_length=self.max_length,
                                  add_special_tokens=not loaded.chat_template,  # the template writes its own
                                  return_tensors="pt").to(loaded.device)
-        with torch.inference_mode():
+        # eager: Unsloth compiles transformers' mask builder for the policy, and that compiled graph breaks on
+        # a second model's shapes in inference mode (an aliasing check in torch's AOT runtime)
+        with torch.inference_mode(), torch.compiler.set_stance("force_eager"):
             out = loaded.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False)
         return out.logits[:, 0].float().cpu().tolist()  # (batch, 1 label) -> one score per reply
 
