@@ -56,6 +56,20 @@ def wait_for_everyone() -> None:
         state().wait_for_everyone()
 
 
+def leave() -> None:
+    """End this rank's part in the process group before the interpreter exits.
+
+    Left to the interpreter's exit, gloo's worker threads are torn down in no set order, and once in a CI run
+    a rank aborted there ("terminate called without an active exception") after its work was done.
+    """
+    if not in_worker():
+        return
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
 def any_rank(flag: bool) -> bool:
     """True on every rank when it is True on at least one (a collective: every rank must call it)."""
     if not in_worker():

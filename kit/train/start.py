@@ -106,6 +106,7 @@ def train_in_this_process(cfg: RunConfig, recipe: Recipe, resume: bool, plan) ->
             print(stop, file=sys.stderr)
         ranks.record_interruption()
         return 130
+    ranks.leave()
     if result.failed:
         ranks.record_failure(KitError(f"saved outputs failed their checks ({', '.join(result.failed)}): see "
                                       f"{result.output_dir}"))
