@@ -2,11 +2,13 @@
 #   make train RECIPE=gsm8k [MODEL=… STEPS=… CONFIG=file.yaml OUT=dir PROFILE=smoke|full DATA=file
 #                            SAVE=merged_16bit,gguf,hub HUB_REPO=me/model QUANT=q4_k_m,q8_0 RESUME=1 GPU=T4 FORCE=1
 #                            ARGS='grpo.beta=0.04'
-#                            NPROC=4 LAUNCHER=ddp|zero2|zero3|fsdp V=1]   # NPROC: one process per GPU;
+#                            NPROC=4 LAUNCHER=ddp|zero2|zero3|fsdp V=1     # NPROC: one process per GPU;
+#                            NNODES=2 NODE_RANK=0|1 MASTER_ADDR=host MASTER_PORT=29500]   # several machines
 #                                                                    # V=1: every metric and warning
 #   make plan RECIPE=gsm8k [MODEL=… GPU=T4 CONFIG=file.yaml ARGS='grpo.num_generations=16']   # fits the GPU?
 #   make demo                 # CPU: a tiny model learns digit sums (SFT then GRPO), in a couple of minutes
 #   make demo-tools [ARGS='seed=2']  # CPU: SmolLM2-135M-Instruct learns to use a sandboxed Python tool, SFT then GRPO
+#   make demo-vision [ARGS='seed=2'] # CPU: a tiny vision-language model learns to count shapes, SFT then GRPO
 #   make demo-real [ARGS='seed=2']   # CPU: the real SmolLM2-135M-Instruct, SFT then GRPO with LoRA, ~13 minutes
 #   make judge-server [JUDGE=file.gguf PORT=8765]   # llama.cpp's OpenAI-compatible server for LLM judge rewards
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
@@ -19,7 +21,7 @@ RECIPE ?= gsm8k
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: install train plan demo demo-real demo-tools judge-server export doctor gpu-check test test-quick clean
+.PHONY: install train plan demo demo-real demo-tools demo-vision judge-server export doctor gpu-check test test-quick clean
 
 comma := ,
 
@@ -34,7 +36,10 @@ TRAIN_OPTIONS = $(strip $(if $(MODEL),--model $(MODEL)) $(if $(STEPS),--steps $(
 	$(if $(DATA),--data $(DATA)) $(if $(SAVE),save.formats=[lora$(comma)$(SAVE)]) $(if $(QUANT),save.quant=[$(QUANT)]) \
 	$(if $(RESUME),--resume) $(if $(GPU),--gpu $(GPU)) $(if $(FORCE),--skip-plan) \
 	$(if $(NPROC),--num-processes $(NPROC)) $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(V),--verbose) \
-	$(if $(HUB_REPO),save.hub_repo=$(HUB_REPO)) $(ARGS))
+	$(if $(HUB_REPO),save.hub_repo=$(HUB_REPO)) $(MACHINE_OPTIONS) $(ARGS))
+# several machines (each runs the same make train; under SLURM these come from SLURM's variables)
+MACHINE_OPTIONS = $(if $(NNODES),launch.num_machines=$(NNODES)) $(if $(NODE_RANK),launch.machine_rank=$(NODE_RANK)) \
+	$(if $(MASTER_ADDR),launch.main_address=$(MASTER_ADDR)) $(if $(MASTER_PORT),launch.main_port=$(MASTER_PORT))
 PLAN_OPTIONS = $(strip $(if $(MODEL),--model $(MODEL)) $(if $(GPU),--gpu $(GPU)) $(if $(CONFIG),--config $(CONFIG)) $(ARGS))
 
 train: $(STAMP)
@@ -52,6 +57,9 @@ demo-real: $(STAMP)
 demo-tools: $(STAMP)
 	$(PY) -m kit train python_tool --config configs/demo_tools.yaml --out $(or $(OUT),outputs/demo-tools-$(shell date +%Y%m%d-%H%M%S)) $(ARGS)
 
+demo-vision: $(STAMP)
+	$(PY) -m kit train count_shapes --config configs/demo_vision.yaml --out $(or $(OUT),outputs/demo-vision-$(shell date +%Y%m%d-%H%M%S)) $(ARGS)
+
 judge-server: $(STAMP)
 	$(PY) -m kit.export.judge_server $(if $(JUDGE),--model $(JUDGE)) $(if $(PORT),--port $(PORT))
 
@@ -66,7 +74,7 @@ gpu-check: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q --all
+	$(PY) -m pytest -q --all --durations=15
 
 test-quick: $(STAMP)
 	$(PY) -m ruff check .

@@ -14,6 +14,7 @@
     OUT/.run.lock         held while a run writes to OUT: a second run into the same OUT is refused
     OUT/report.md         timings, eval table, health diagnostics, plots, samples, config
     OUT/plots/            run.png, metrics.png;  OUT/samples.jsonl, OUT/diagnostics.jsonl
+    OUT/samples/          (pictures in the rows) a small copy of each picture a logged sample saw
     OUT/distributed.json  (more than one process) what each rank did: steps, completions, weight norms
 """
 
@@ -81,6 +82,10 @@ class RunDir:
         return self.root / "samples.jsonl"
 
     @property
+    def sample_pictures(self) -> Path:
+        return self.root / "samples"
+
+    @property
     def diagnostics(self) -> Path:
         return self.root / "diagnostics.jsonl"
 
@@ -135,7 +140,8 @@ class RunDir:
     def early_entries(self) -> set[str]:
         """What a run writes before its first GRPO checkpoint: an OUT holding only these is a start to clear."""
         paths = (self.run_file, self.recipe_copy, self.held_out, self.metrics, self.eval, self.samples,
-                 self.diagnostics, self.distributed, self.plots, self.checkpoints, self.sft_checkpoints)
+                 self.sample_pictures, self.diagnostics, self.distributed, self.plots, self.checkpoints,
+                 self.sft_checkpoints)
         return {p.name for p in paths}
 
     def finished_outputs(self) -> list[Path]:

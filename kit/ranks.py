@@ -9,14 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import time
 import warnings
-from pathlib import Path
-
-from kit.errors import KitError
-
-# The launching process names a folder here; a rank that fails leaves its one-line reason in it.
-FAILURES_ENV = "KIT_RANK_FAILURES"
 
 
 def world_size() -> int:
@@ -27,8 +20,23 @@ def rank() -> int:
     return int(os.environ.get("RANK", "0"))
 
 
+def machine_rank() -> int:
+    """Which machine this process runs on, 0 for the main one (torchrun's GROUP_RANK, set in every process)."""
+    return int(os.environ.get("GROUP_RANK", "0"))
+
+
 def local_rank() -> int:
     return int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def local_world_size() -> int:
+    """This machine's processes (torchrun's LOCAL_WORLD_SIZE); all of them on one machine."""
+    return int(os.environ.get("LOCAL_WORLD_SIZE", world_size()))
+
+
+def several_machines() -> bool:
+    """True in a rank of a run across machines."""
+    return world_size() > local_world_size()
 
 
 def in_worker() -> bool:
@@ -106,36 +114,3 @@ def quiet_other_ranks() -> None:
     os.environ["TQDM_DISABLE"] = "1"
     os.environ["TRANSFORMERS_VERBOSITY"] = "error"
     os.environ["DATASETS_VERBOSITY"] = "error"
-
-
-def record_failure(err: BaseException) -> None:
-    """Leave this rank's reason for the launcher, which reports the rank that failed first."""
-    folder = os.environ.get(FAILURES_ENV)
-    if not folder or not in_worker():
-        return
-    text = str(err).splitlines()[0] if str(err) else ""
-    reason = text if isinstance(err, KitError) else f"{type(err).__name__}: {text}"
-    Path(folder, f"rank-{rank()}").write_text(f"{time.time()}\t{reason}")
-
-
-def record_interruption() -> None:
-    """A rank stopped on Ctrl-C / SIGTERM after saving a checkpoint: not a failure."""
-    folder = os.environ.get(FAILURES_ENV)
-    if folder and in_worker():
-        Path(folder, f"interrupted-{rank()}").touch()
-
-
-def was_interrupted(folder: Path) -> bool:
-    return any(Path(folder).glob("interrupted-*"))
-
-
-def first_failure(folder: Path) -> str | None:
-    """'rank N: reason' for the earliest failure recorded in `folder` (the others followed from it)."""
-    records = []
-    for path in Path(folder).glob("rank-*"):
-        stamp, _, reason = path.read_text().partition("\t")
-        records.append((float(stamp), path.name.removeprefix("rank-"), reason))
-    if not records:
-        return None
-    _, failed_rank, reason = min(records)
-    return f"rank {failed_rank}: {reason}"

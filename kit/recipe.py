@@ -42,11 +42,24 @@ Optional (each ends with what the kit does without it):
         (`Args:` per argument), as TRL's GRPOTrainer(tools=...) takes them; e.g. [kit.tools.python_tool()].
         Prompts are then shown the tools, the model's calls run and their results join the completion,
         which rewards get as a list of messages. Absent: one reply per prompt.
+    PICTURES: bool
+        True when the rows show the model pictures (an `image` or `images` column of PIL images, e.g.
+        kit/recipes/count_shapes.py): the smoke profile then trains the kit's tiny vision-language model
+        (kit:tiny-vision), and a text model is refused before loading. Absent: False.
+    PICTURE_SIZE: tuple[int, int]
+        (width, height) in pixels of the largest picture a row shows, for the memory plan's image tokens
+        (`kit plan`, and `kit train` before loading). Absent: the plan counts the vision tower but not the
+        pictures' tokens, and says so (`kit plan --image-size WxH` gives it there).
     ENVIRONMENT: class
         instead of TOOLS, a class built once per rollout: `reset(**row)` before it (its returned text is
         appended to the prompt), public methods as the tools, optionally `get_reward() -> float`, which
         TRL adds as a reward named after the class (weight 1). Rewards get the instances as `environments`.
         Absent: no environment.
+    FACT_COLUMNS: tuple of column names
+        the columns holding a row's facts (its numbers and names; a chat `prompt`: its user turns), which a
+        completion that works the task out should mention, e.g. ("prompt",) for a word problem. While GRPO
+        trains, the kit warns when the completions it reinforces stop mentioning them (kit/monitor/gaming.py).
+        Absent: that check is off (right for tasks answered without working, such as a sum).
 """
 
 from __future__ import annotations
@@ -89,11 +102,15 @@ class Recipe:
     system_prompt: str | None = None
     sft_target: Callable[[dict], str | list] | None = None
     toolbox: Toolbox = field(default_factory=Toolbox)
+    pictures: bool = False
+    picture_size: tuple[int, int] | None = None
+    fact_columns: tuple[str, ...] = ()
 
     def config(self, file_layer: dict, overrides: dict, gpu: bool) -> RunConfig:
         """A run's settings with this recipe: its defaults < profile < a config file < flags and overrides."""
         return resolve_config(self.defaults, file_layer, overrides, gpu=gpu,
-                              recipe_has_sample=self.write_sample is not None, recipe_has_tools=bool(self.toolbox))
+                              recipe_has_sample=self.write_sample is not None, recipe_has_tools=bool(self.toolbox),
+                              recipe_shows_pictures=self.pictures)
 
 
 def _fits_samples(value) -> bool:
@@ -115,6 +132,11 @@ ATTRIBUTES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "NAME": (lambda v: isinstance(v, str), "a string"),
     "TOOLS": (lambda v: isinstance(v, (list, tuple)) and all(callable(t) for t in v), "a list of functions"),
     "ENVIRONMENT": (lambda v: isinstance(v, type), "a class with reset(**row) and tool methods"),
+    "PICTURES": (lambda v: isinstance(v, bool), "True or False"),
+    "PICTURE_SIZE": (lambda v: isinstance(v, tuple) and len(v) == 2 and all(isinstance(n, int) and n > 0 for n in v),
+                     "(width, height) in pixels, e.g. (640, 480)"),
+    "FACT_COLUMNS": (lambda v: isinstance(v, tuple) and all(isinstance(c, str) for c in v),
+                     'a tuple of column names, e.g. ("prompt",)'),
 }
 KNOWN = (f"a recipe defines {' and '.join(REQUIRED)}, and may define "
          f"{', '.join(a for a in ATTRIBUTES if a not in REQUIRED)}; kit/recipe.py says what each is")
@@ -149,6 +171,9 @@ def recipe_from_module(module: ModuleType, spec: str, check_tools: bool = True) 
         system_prompt=getattr(module, "SYSTEM_PROMPT", None),
         sft_target=getattr(module, "sft_target", None),
         toolbox=toolbox,
+        pictures=getattr(module, "PICTURES", False),
+        picture_size=getattr(module, "PICTURE_SIZE", None),
+        fact_columns=getattr(module, "FACT_COLUMNS", ()),
     )
 
 

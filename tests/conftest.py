@@ -1,6 +1,6 @@
 """Shared fixtures (an isolated kit cache, the tiny model built once per test session) and the two test loops:
 
-    pytest            the developer's loop: every test but the slow ones (about a minute and a half)
+    pytest            the developer's loop: every test but the slow ones (about 4 minutes)
     pytest --all      every test (make test, CI): tests/e2e and each test marked slow too
 
 A test is slow when it takes seconds: all of tests/e2e (the real CLI in subprocesses), and the ones marked
@@ -14,6 +14,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
+pytest_plugins = ("tests.hang_guard",)  # a test past pyproject's `timeout` fails alone; see there
 
 REPO = Path(__file__).resolve().parent.parent
 E2E = REPO / "tests" / "e2e"

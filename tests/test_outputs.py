@@ -21,8 +21,8 @@ def test_a_run_dir_stands_in_for_its_path(tmp_path):
 
 def test_early_entries_are_what_a_run_writes_before_its_first_checkpoint(tmp_path):
     assert RunDir(tmp_path).early_entries() == {"run.yaml", "recipe", "held_out.json", "metrics.jsonl", "eval.json",
-                                                "samples.jsonl", "diagnostics.jsonl", "distributed.json", "plots",
-                                                "checkpoints", "checkpoints-sft"}
+                                                "samples.jsonl", "samples", "diagnostics.jsonl", "distributed.json",
+                                                "plots", "checkpoints", "checkpoints-sft"}
 
 
 def test_finished_outputs_are_the_ones_present(tmp_path):

@@ -17,20 +17,3 @@ def test_launched_rank_reads_torchrun_variables(monkeypatch):
     monkeypatch.setenv("LOCAL_RANK", "0")
     assert ranks.in_worker() and not ranks.is_main()
     assert (ranks.world_size(), ranks.rank(), ranks.local_rank()) == (4, 2, 0)
-
-
-def test_first_recorded_failure_wins(monkeypatch, tmp_path):
-    monkeypatch.setenv(ranks.FAILURES_ENV, str(tmp_path))
-    monkeypatch.setenv("WORLD_SIZE", "2")
-    monkeypatch.setenv("RANK", "1")
-    ranks.record_failure(RuntimeError("reward broke\nsecond line"))
-    monkeypatch.setenv("RANK", "0")
-    ranks.record_failure(ConnectionError("peer closed"))  # the consequence, recorded later
-    assert ranks.first_failure(tmp_path) == "rank 1: RuntimeError: reward broke"
-
-
-def test_no_failure_recorded_outside_a_launch(monkeypatch, tmp_path):
-    monkeypatch.delenv(ranks.FAILURES_ENV, raising=False)
-    monkeypatch.setenv("WORLD_SIZE", "2")
-    ranks.record_failure(RuntimeError("x"))
-    assert ranks.first_failure(tmp_path) is None

@@ -111,6 +111,7 @@ def test_the_right_spelling_in_another_case_is_still_refused_when_the_real_one_i
     ("prepare = 'gsm8k'", "prepare must be a function prepare\\(split, source\\)"),
     ("SYSTEM_PROMPT = ['Answer briefly.']", "SYSTEM_PROMPT must be a string, not list"),
     ("NAME = 3", "NAME must be a string, not int"),
+    ("FACT_COLUMNS = ('prompt')", "FACT_COLUMNS must be a tuple of column names, e.g. \\(\"prompt\",\\), not str"),
     ("REWARDS = [(shout, 1.0)]", "REWARDS must be a RewardBundle"),
 ])
 def test_a_wrong_kind_is_refused(source, message):

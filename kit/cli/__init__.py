@@ -11,10 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from kit import ranks
 from kit.cli.parser import build_parser, reward_model_options
 from kit.diskspace import disk_full_error, is_disk_full
 from kit.errors import KitError
+from kit.train.launch.failures import record_failure
 from kit.user_code import print_traceback
 from kit.verbosity import quiet_libraries, set_verbose
 
@@ -69,7 +69,7 @@ def plan_command(args: argparse.Namespace) -> int:
 
     recipe = load_recipe(args.recipe)
     cfg = recipe.config(read_yaml(args.config) if args.config else {}, cli_layer(args), gpu=True)
-    text, plan = plan_page(cfg, args.gpu, args.stack, recipe.rewards)
+    text, plan = plan_page(cfg, args.gpu, args.stack, recipe.rewards, args.image_size or recipe.picture_size)
     print(text)
     return 1 if plan.verdict == NO_FIT else 0
 
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         close_progress_bars()
         print_traceback(err)  # with -v, where in the recipe's own code it failed
         print(f"error: {err}", file=sys.stderr)
-        ranks.record_failure(err)  # in a rank of a multi-process run, the launcher reports it
+        record_failure(err)  # in a rank of a multi-process run, the launcher reports it
         return 2
     except KeyboardInterrupt:  # outside training, where the first Ctrl-C saves a checkpoint (kit.train.resume)
         close_progress_bars()
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 130
     except Exception as err:
-        ranks.record_failure(err)
+        record_failure(err)
         if is_disk_full(err):  # anywhere the kit does not guard itself (run.yaml, eval.json, GGUF files)
             close_progress_bars()
             print(f"error: {disk_full_error('files', Path.cwd(), err=err)}", file=sys.stderr)

@@ -79,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--recipe", help=f"whose system prompt to use (default: the run's, from "
                       f"{RunDir('OUT').run_file.name} beside the model; else gsm8k)")
     chat.add_argument("--system", help="a system prompt of your own instead")
+    chat.add_argument("--image", help="a picture to show a vision-language model with the first message")
     chat.add_argument("--max-new-tokens", type=int, default=256)
     chat.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
     chat.add_argument("--backend", default="auto", choices=BACKENDS,
@@ -97,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--stack", choices=get_args(Stack),
                       help="trl: what plain TRL + FlashAttention 2 would need (the default with "
                       "launch.num_processes > 1, which loads with transformers + PEFT)")
+    plan.add_argument("--image-size", type=picture_size, metavar="WxH",
+                      help="a vision model's pictures, in pixels (e.g. 640x480), for their image tokens "
+                      "(default: the recipe's PICTURE_SIZE)")
     plan.add_argument("overrides", nargs="*", metavar="section.key=value",
                       help="any setting listed below, e.g. grpo.num_generations=16")
     add_verbose(plan)
@@ -138,3 +142,11 @@ def add_verbose(command: argparse.ArgumentParser) -> None:
     """-v on a command that runs a recipe's code (train has its own, which says more)."""
     command.add_argument("-v", "--verbose", action="store_true",
                          help="the traceback of an error in the recipe's code, and every library warning")
+
+
+def picture_size(text: str) -> tuple[int, int]:
+    width, _, height = text.lower().partition("x")
+    if not (width.isdigit() and height.isdigit() and int(width) > 0 and int(height) > 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: give the width and height in pixels, e.g. 640x480")
+    return int(width), int(height)
+

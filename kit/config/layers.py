@@ -132,16 +132,16 @@ def _did_you_mean(loc: tuple) -> str:
 
 def resolve_config(
     recipe_defaults: dict, file_layer: dict, cli_layer: dict, gpu: bool, recipe_has_sample: bool = True,
-    recipe_has_tools: bool = False,
+    recipe_has_tools: bool = False, recipe_shows_pictures: bool = False,
 ) -> RunConfig:
     """Apply the layers in order: schema defaults < recipe < profile < YAML file < CLI.
 
     A recipe without sample data keeps its own data source under the smoke profile; one with tools gets
-    lengths that hold the tools' schemas and a few turns.
+    lengths that hold the tools' schemas and a few turns; one with pictures gets the tiny vision model.
     """
     requested = deep_merge(file_layer, cli_layer).get("profile", "auto")
     if requested not in PROFILES:
         raise KitError(f"profile: '{requested}' is not a profile; choose from: {', '.join(PROFILES)}")
     profile = resolve_profile(requested, gpu)
-    profile_settings = profile_layer(profile, gpu, recipe_has_sample, recipe_has_tools)
+    profile_settings = profile_layer(profile, gpu, recipe_has_sample, recipe_has_tools, recipe_shows_pictures)
     return build_config([recipe_defaults, profile_settings, file_layer, cli_layer, {"profile": profile}])

@@ -9,6 +9,8 @@ from typing import Any
 SMOKE, FULL = "smoke", "full"
 TINY_PREFIX = "kit:tiny-"  # kit:tiny-llama, kit:tiny-qwen2, kit:tiny-demo: built on the spot by kit.models.tiny
 TINY_MODEL = f"{TINY_PREFIX}llama"  # the smoke profile's model; no download
+# the smoke profile's model for a recipe with pictures (kit.models.tiny_vision)
+TINY_VISION_MODEL = f"{TINY_PREFIX}vision"
 SAMPLE_DATA = "sample"  # the recipe's own small data file, written by the kit
 
 # The smoke profile: a few GRPO steps of the tiny model on the recipe's sample data. It proves the
@@ -62,9 +64,12 @@ SMOKE_WITH_TOOLS: dict[str, Any] = {
 }
 
 
-def smoke_profile(recipe_has_sample: bool, recipe_has_tools: bool = False) -> dict:
+def smoke_profile(recipe_has_sample: bool, recipe_has_tools: bool = False, recipe_shows_pictures: bool = False
+                  ) -> dict:
     """The smoke layer; a recipe without sample data keeps its own data source."""
     layer = copy.deepcopy(SMOKE_PROFILE)
+    if recipe_shows_pictures:
+        layer["model"]["name"] = TINY_VISION_MODEL
     if not recipe_has_sample:
         del layer["data"]["path"]
     if recipe_has_tools:
@@ -73,8 +78,9 @@ def smoke_profile(recipe_has_sample: bool, recipe_has_tools: bool = False) -> di
     return layer
 
 
-def profile_layer(profile: str, gpu: bool, recipe_has_sample: bool, recipe_has_tools: bool = False) -> dict:
+def profile_layer(profile: str, gpu: bool, recipe_has_sample: bool, recipe_has_tools: bool = False,
+                  recipe_shows_pictures: bool = False) -> dict:
     """The settings a resolved profile puts between the recipe's defaults and the YAML file."""
     if profile == SMOKE:
-        return smoke_profile(recipe_has_sample, recipe_has_tools)
+        return smoke_profile(recipe_has_sample, recipe_has_tools, recipe_shows_pictures)
     return {} if gpu else CPU_FULL_PROFILE

@@ -55,11 +55,11 @@ def not_a_trl_setting(section: str, key: str, trl_class: str, version: str) -> s
 def batch_problems(cfg: RunConfig) -> list[str]:
     """A step must hold whole groups of generations, leave room for the prompt, and end."""
     problems = []
-    g, processes = cfg.grpo, cfg.launch.num_processes
+    g, processes = cfg.grpo, cfg.launch.total_processes
     if cfg.completions_per_step % g.num_generations:
         problems.append(
             f"grpo: per_device_train_batch_size ({g.per_device_train_batch_size}) x gradient_accumulation_steps "
-            f"({g.gradient_accumulation_steps}) x launch.num_processes ({processes}) = {cfg.completions_per_step} "
+            f"({g.gradient_accumulation_steps}) x {processes_label(cfg)} ({processes}) = {cfg.completions_per_step} "
             f"completions per step, which is not a multiple of num_generations ({g.num_generations}); "
             f"{nearest_valid_batch(g, processes)}"
         )
@@ -128,7 +128,7 @@ def multi_process_vllm_problems(cfg: RunConfig) -> list[str]:
     """4-bit weights with vLLM in several processes: TRL merges the LoRA into the packed 4-bit weights to send
     them to vLLM, which fails (TRL issues #3654 and #3466, PEFT #2501). One GPU shares them through Unsloth."""
     vllm = cfg.model.fast_inference or cfg.grpo.extra.get("use_vllm", False)
-    if cfg.launch.num_processes == 1 or not (cfg.model.load_in_4bit and vllm):
+    if not cfg.launch.several_processes or not (cfg.model.load_in_4bit and vllm):
         return []
     return [(f"launch.num_processes={cfg.launch.num_processes} with model.load_in_4bit and vLLM generation: TRL "
              "cannot hand 4-bit weights merged with LoRA to vLLM (TRL #3654). Set model.load_in_4bit=false "
@@ -176,6 +176,10 @@ def launcher_problems(cfg: RunConfig) -> list[str]:
         problems.append(f"model.full_finetuning with launch.launcher={launcher}: the kit saves sharded "
                         "LoRA adapters only; train LoRA, or use launcher ddp or zero2 for full fine-tuning")
     return problems
+
+
+def processes_label(cfg: RunConfig) -> str:
+    return "launch.num_processes x num_machines" if (cfg.launch.num_machines or 1) > 1 else "launch.num_processes"
 
 
 def nearest_valid_batch(g: GRPOSection, procs: int) -> str:

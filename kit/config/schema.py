@@ -68,7 +68,7 @@ class RunConfig(Section):
     def completions_per_step(self) -> int:
         """TRL's generation_batch_size: every process's batch, over its accumulation steps."""
         g = self.grpo
-        return g.per_device_train_batch_size * g.gradient_accumulation_steps * self.launch.num_processes
+        return g.per_device_train_batch_size * g.gradient_accumulation_steps * self.launch.total_processes
 
     @field_validator("stages", mode="before")
     @classmethod

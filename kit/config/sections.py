@@ -50,6 +50,8 @@ class ModelConfig(Section):
         "unsloth", description="unsloth: offloaded, least memory; true: plain recomputation; false: off, fastest, "
         "most memory")
     full_finetuning: bool = Field(False, description="train every weight instead of LoRA (small models; the CPU demo)")
+    finetune_vision_layers: bool = Field(False, description="vision-language models: LoRA on the vision tower "
+                                         "too, not only the language layers (not with fast_inference on a GPU)")
     vllm_standby: bool = Field(False, description="GPU: vLLM's memory is freed while training runs (Unsloth standby; "
                                "TRL's vLLM sleep mode with launch.num_processes > 1): more room for training, "
                                "a little time per step to wake it")
@@ -164,6 +166,11 @@ class EvalConfig(Section):
                            "0: none")
     max_new_tokens: int | None = Field(None, gt=0, description="tokens per answer; null: grpo.max_completion_length")
     batch_size: int = Field(32, gt=0, description="prompts generated together")
+    every_steps: int | None = Field(None, ge=0, description="GRPO steps between held-out checks while training "
+                                    "(eval.during_n prompts, greedy, the recipe's judges); 0: none; null: 25 on a "
+                                    "GPU, none on a CPU")
+    during_n: int = Field(32, gt=0, description="held-out prompts scored at each check while training (the first "
+                          "ones, the same each time)")
 
 
 class MonitorConfig(Section):
@@ -192,6 +199,32 @@ class LaunchConfig(Section):
     """How many processes train (read by kit.train.launch). One is the Unsloth single-GPU path; more start
     `accelerate launch` with one of the kit's configs in kit/train/launch/ and load with transformers + PEFT."""
 
-    num_processes: int = Field(1, gt=0, description="one per GPU; on a machine without GPUs, CPU processes (tests)")
+    num_processes: int = Field(1, gt=0, description="one per GPU of this machine; on a machine without GPUs, CPU "
+                               "processes (tests)")
     launcher: Launcher = Field("ddp", description="how the processes share the work: see "
                                "`kit/train/launch/<launcher>.yaml` for when to use each")
+    num_machines: int | None = Field(None, gt=0, description="machines in the run, each starting the same `kit "
+                                     "train` (null: SLURM_NNODES under SLURM, else 1)")
+    machine_rank: int | None = Field(None, ge=0, description="this machine's number, 0 on the main one (null: "
+                                     "SLURM_NODEID under SLURM, else 0)")
+    main_address: str | None = Field(None, description="the main machine's address, which the others reach (null: "
+                                     "the first host of SLURM_JOB_NODELIST under SLURM)")
+    main_port: int | None = Field(None, gt=0, lt=65536, description="the port on the main machine (null: 29500 with "
+                                  "several machines; a free one on one machine)")
+
+    @property
+    def total_processes(self) -> int:
+        """Every machine's processes: the ranks that share each step."""
+        return self.num_processes * (self.num_machines or 1)
+
+    @property
+    def several_processes(self) -> bool:
+        """More than one training process in the run, on this machine or across machines."""
+        return self.total_processes > 1
+
+    @model_validator(mode="after")
+    def _machine_in_range(self) -> LaunchConfig:
+        if self.num_machines and self.machine_rank is not None and self.machine_rank >= self.num_machines:
+            raise ValueError(f"launch.machine_rank={self.machine_rank} with launch.num_machines={self.num_machines}: "
+                             f"machines are numbered 0 to {self.num_machines - 1}")
+        return self

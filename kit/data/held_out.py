@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kit.config import DataConfig
-from kit.digest import file_sha256, prompt_key
+from kit.digest import file_sha256, shown_keys
 from kit.errors import KitError
 
 
@@ -34,7 +34,7 @@ class HeldOutRecord:
     def of(cls, data: DataConfig, held_out, indices: list[int]) -> HeldOutRecord:
         source = Path(data.path).resolve()
         return cls(str(source), file_sha256(source), data.split, data.limit, data.system_prompt, list(indices),
-                   [prompt_key(p) for p in held_out["prompt"]])
+                   shown_keys(held_out))
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=1) + "\n")
@@ -55,8 +55,7 @@ class HeldOutRecord:
         if file_sha256(self.source) != self.sha256:
             raise KitError(f"{self.source} changed since the run held rows of it out ({where}): its rows can no "
                            "longer be told apart; pass held-out data with --data FILE")
-        if max(self.rows, default=-1) >= len(rows) or \
-                [prompt_key(rows[i]["prompt"]) for i in self.rows] != self.prompts:
+        if max(self.rows, default=-1) >= len(rows) or shown_keys(rows.select(self.rows)) != self.prompts:
             raise KitError(f"the recipe no longer prepares {self.source} as the run did: the prompts at the indices "
                            f"in {where} differ; evaluate with the recipe the run used, or pass --data FILE")
         return rows.select(self.rows)
@@ -65,9 +64,9 @@ class HeldOutRecord:
 def trained_prompts(rows, held_out: HeldOutRecord | None) -> set[str]:
     """The keys of the prompts a run trained on: its training file's rows, less the ones it held out."""
     held = set(held_out.rows) if held_out else set()
-    return {prompt_key(p) for i, p in enumerate(rows["prompt"]) if i not in held}
+    return {key for i, key in enumerate(shown_keys(rows)) if i not in held}
 
 
 def count_trained(rows, trained: set[str]) -> int:
     """How many of `rows` have a prompt the run trained on."""
-    return sum(prompt_key(p) in trained for p in rows["prompt"])
+    return sum(key in trained for key in shown_keys(rows))

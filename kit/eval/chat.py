@@ -1,6 +1,7 @@
 """`python -m kit chat MODEL`: try a model by hand in a plain terminal, with the recipe's system prompt.
 
-Commands at the prompt: /reset starts over, /exit (or Ctrl-D) leaves.
+Commands at the prompt: /reset starts over, /exit (or Ctrl-D) leaves. With --image PATH (a vision-language model)
+the picture is shown with the first message of the conversation.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from kit import cpu_threads
 from kit.errors import KitError
 from kit.eval.command import at_least_one
 from kit.eval.generate import Sampling, generate
+from kit.eval.vision import generate_with_images
 from kit.models.inference import load_for_inference
+from kit.models.vision import is_processor
 from kit.recipe import Recipe
 from kit.tools.stats import transcript_text
 
@@ -63,11 +66,17 @@ def chat_loop(args: argparse.Namespace, recipe: Recipe | None) -> int:
     check_numbers(args.max_new_tokens, args.temperature)
     require_stdin()  # before loading the model: that can take minutes
     cpu_threads.start()
+    picture = opened_picture(args.image) if getattr(args, "image", None) else None
     loaded = load_for_inference(args.model, args.adapter, backend=args.backend, new_tokens=args.max_new_tokens)
+    if picture is not None and not is_processor(loaded.tokenizer):
+        raise KitError(f"--image: {args.model or args.adapter} is a text model, which cannot see a picture; "
+                       "chat with a vision-language model (a count_shapes run's OUT/merged, say)")
     system = system_prompt(args, recipe)
     sampling = Sampling(max_new_tokens=args.max_new_tokens, temperature=args.temperature)
     history: list[dict] = []
     print("chat: type a message; /reset starts over, /exit leaves" + (f"\nsystem: {system}" if system else ""))
+    if picture is not None:
+        print(f"chat: the model sees {args.image} ({picture.width}x{picture.height}) with your first message")
     while True:
         try:
             line = input("you> ").strip()
@@ -89,10 +98,27 @@ def chat_loop(args: argparse.Namespace, recipe: Recipe | None) -> int:
             for turn in turns:
                 print(f"{'tool' if turn['role'] == 'tool' else 'model'}> {transcript_text([turn])}")
             continue
-        reply = generate(loaded.model, loaded.tokenizer, [messages], sampling, lora_request=loaded.lora_request,
-                         progress=False)[0]
+        if picture is not None:  # shown with the first message, as training shows a row's picture
+            reply = generate_with_images(loaded.model, loaded.tokenizer, [messages], [[picture]], sampling,
+                                         progress=False)[0]
+        else:
+            reply = generate(loaded.model, loaded.tokenizer, [messages], sampling, lora_request=loaded.lora_request,
+                             progress=False)[0]
         history.append({"role": "assistant", "content": reply})
         print(f"model> {reply}")
+
+
+def opened_picture(path: str):
+    """--image, read before the model loads: a path that is not a picture is one line, not a traceback later."""
+    from pathlib import Path
+
+    from PIL import Image
+
+    from kit.data.images import image_problem
+
+    if problem := image_problem(Path(path).expanduser()):
+        raise KitError(f"--image: {problem}")
+    return Image.open(Path(path).expanduser()).convert("RGB")
 
 
 def tool_turns(loaded, recipe: Recipe, messages: list[dict], sampling: Sampling) -> list[dict]:

@@ -64,7 +64,8 @@ def rows_to_score(recipe: Recipe, run: dict, out: RunDir | None, data: str | Non
     rows = load_rows(recipe, DataConfig(path=data, split=split, limit=n, **settings))
     trained = run_training_prompts(recipe, run, out, data, split)
     trained_on = count_trained(rows, trained) if trained else 0
-    return rows, trained_on, f"{data or 'the hub'} ({split})"
+    source = data or "the recipe's own data (its hub dataset, or rows it makes)"
+    return rows, trained_on, f"{source} ({split})"
 
 
 def run_training_prompts(recipe: Recipe, run: dict, out: RunDir | None, data: str | None, split: str) -> set[str]:

@@ -19,8 +19,11 @@ from pathlib import Path
 from statistics import mean
 
 from kit.eval.generate import Sampling, generate
+from kit.eval.vision import generate_with_images, image_column, row_images
+from kit.models.vision import text_tokenizer
 from kit.recipe import Recipe, default_scoring
 from kit.rewards.guard import CheckedReward
+from kit.tools.guard import safe_text
 from kit.tools.stats import tool_stats, transcript_text
 
 
@@ -51,7 +54,12 @@ def evaluate(model, tokenizer, recipe: Recipe, rows, sampling: Sampling, name: s
                             batch_size, lora_request)
         return score_completions(recipe, rows, [r.messages for r in rollouts], tokenizer, name,
                                  [r.environment for r in rollouts])
-    texts = generate(model, tokenizer, list(rows["prompt"]), sampling, batch_size=batch_size, lora_request=lora_request)
+    if column := image_column(rows):
+        images = [row_images(value) for value in rows[column]]
+        texts = generate_with_images(model, tokenizer, list(rows["prompt"]), images, sampling, batch_size)
+    else:
+        texts = generate(model, tokenizer, list(rows["prompt"]), sampling, batch_size=batch_size,
+                         lora_request=lora_request)
     return score(recipe, rows, texts, tokenizer, name)
 
 
@@ -68,9 +76,8 @@ def score_completions(recipe: Recipe, rows, completions: list[list[dict]], token
     scoring = recipe.scoring or default_scoring(recipe.rewards)
     records = rows.to_list()
     texts = [assistant_text(c) for c in completions]
-    ids = [tokenizer(t, add_special_tokens=False).input_ids for t in texts]
-    columns = {"prompts": list(rows["prompt"]), **{c: list(rows[c]) for c in rows.column_names if c != "prompt"},
-               "completion_ids": ids}  # as TRL passes them, for rewards that count tokens
+    columns = reward_columns(records, texts, tokenizer)
+    ids = columns["completion_ids"]
     if environments and environments[0] is not None:
         columns["environments"] = environments
     computed = {r.fn: CheckedReward(r.fn).call(completions, columns, where=" in evaluation")
@@ -91,6 +98,16 @@ def score_completions(recipe: Recipe, rows, completions: list[list[dict]], token
         samples=[{"prompt": r["prompt"][-1]["content"], "completion": t} for r, t in list(zip(records, shown))[:5]],
         tools=tool_stats(completions) if recipe.toolbox else None,
     )
+
+
+def reward_columns(records: list[dict], texts: list[str], tokenizer) -> dict:
+    """The keyword lists a reward gets for these rows' completions, as TRL passes them: `prompts`, each dataset
+    column, and `completion_ids` for rewards that count tokens (a lone surrogate counted as its escape: the
+    tokenizer refuses it as written)."""
+    ids = [text_tokenizer(tokenizer)(safe_text(t), add_special_tokens=False).input_ids for t in texts]
+    names = [c for c in (records[0] if records else {}) if c != "prompt"]
+    return {"prompts": [r["prompt"] for r in records], **{c: [r.get(c) for r in records] for c in names},
+            "completion_ids": ids}
 
 
 def assistant_text(completion: list[dict]) -> str:

@@ -24,7 +24,7 @@ from kit.errors import KitError
 
 ADAPTER_PREFIX = "base_model.model."
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
-                    "tokenizer.model")
+                    "tokenizer.model", "processor_config.json", "preprocessor_config.json")  # the last two: pictures
 
 
 def merge_lora_shards(adapter_dir: Path, base_dir: Path, out: Path, dtype: str) -> None:

@@ -18,6 +18,7 @@ from kit import env
 from kit.errors import KitError
 from kit.models.names import base_16bit_name
 from kit.models.tokenizer import with_pad_token
+from kit.models.vision import is_vision_model, load_processor
 from kit.models.vllm_engine import VllmEngine, load_vllm_engine
 
 BACKENDS = ("auto", "transformers", "vllm")
@@ -95,6 +96,8 @@ def load_for_inference(model_name: str | None, adapter: str | None = None, max_s
     from kit.models.names import resolve_model_name
 
     path = resolve_model_name(model_to_load(model_name, adapter))
+    if is_vision_model(path):
+        return _load_vision(path, adapter)
     if choose_backend(backend, adapter is not None, new_tokens) == "vllm":
         return _load_vllm(path, adapter, max_seq_length)
     return _load_transformers(path, adapter)
@@ -152,6 +155,27 @@ def _load_transformers(path: str, adapter: str | None) -> Loaded:
 
         model = PeftModel.from_pretrained(model, adapter)
     return Loaded(model.eval(), with_pad_token(tokenizer), adapter=adapter)
+
+
+def _load_vision(path: str, adapter: str | None) -> Loaded:
+    """A vision-language model with its processor, which goes where a text model's tokenizer goes."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    print(f"inference: generating with transformers on the {'GPU' if env.has_gpu() else 'CPU'} (a vision-language "
+          "model: the kit does not give vLLM pictures yet)")
+    try:
+        model = AutoModelForImageTextToText.from_pretrained(path, dtype="auto" if env.has_gpu() else torch.float32,
+                                                            device_map="auto" if env.has_gpu() else None)
+    except OSError as err:
+        raise KitError(f"cannot load model {path} ({str(err).splitlines()[0]})") from None
+    if adapter:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, adapter)
+    processor = load_processor(tokenizer_source(path, adapter))
+    with_pad_token(processor.tokenizer)
+    return Loaded(model.eval(), processor, adapter=adapter)
 
 
 def _load_vllm(path: str, adapter: str | None, max_seq_length: int) -> Loaded:

@@ -13,14 +13,22 @@ from __future__ import annotations
 
 import os
 
-from kit import env, ranks
+from kit import ranks
 from kit.config import ModelConfig
-from kit.errors import KitError, first_line
+from kit.models.load_settings import (
+    cannot_load,
+    checkpointing,
+    fast_inference_available,
+    vllm_failed,
+    weights_dtype,
+)
 from kit.models.names import resolve_model_name
 from kit.models.tokenizer import with_pad_token
+from kit.models.vllm_cpu_kernels import stand_in_for_unrunnable_kernels
 from kit.verbosity import quiet_libraries
 
 quiet_libraries()  # before Unsloth, which imports torchao and bitsandbytes
+stand_in_for_unrunnable_kernels()  # before Unsloth, whose vLLM probe would kill an AVX2-only CPU
 
 os.environ.setdefault("UNSLOTH_DISABLE_STATISTICS", "1")  # no network calls at load time
 import unsloth  # noqa: F401, I001, E402  (must come before trl / transformers trainers, so not sorted)
@@ -28,26 +36,17 @@ import torch  # noqa: E402
 from unsloth import FastLanguageModel  # noqa: E402
 
 
-def fast_inference_available(cfg: ModelConfig) -> bool:
-    """Whether vLLM generation can be used as asked; says why not, in one line, when it cannot."""
-    if not cfg.fast_inference:
-        return False
-    if env.vllm_usable():
-        return True
-    if not env.has_gpu():
-        print("loader: model.fast_inference=true needs a GPU (vLLM); none here, so generation uses "
-              "transformers instead. Set model.fast_inference=false to silence this.")
-    else:
-        print("loader: model.fast_inference=true needs vLLM, which is not installed (pip install -e '.[gpu]'); "
-              "generation uses transformers instead.")
-    return False
-
-
 def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
     """Load `cfg.name` with Unsloth and wrap it in LoRA adapters (unless full_finetuning); returns (model, tokenizer).
 
     `sharded`: a rank of a ZeRO-3 / FSDP run, whose weights the launcher places, not the loader.
     """
+    from kit.models.vision import is_vision_model
+
+    if is_vision_model(cfg.name):
+        from kit.models.vision_loader import load_vision_model
+
+        return load_vision_model(cfg, seed)
     if ranks.in_worker():
         return load_with_peft(cfg, seed, sharded)
     fast = fast_inference_available(cfg)
@@ -81,7 +80,7 @@ def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
         lora_alpha=cfg.lora_alpha,
         lora_dropout=cfg.lora_dropout,
         target_modules=cfg.target_modules,
-        use_gradient_checkpointing=_checkpointing(cfg.gradient_checkpointing),
+        use_gradient_checkpointing=checkpointing(cfg.gradient_checkpointing),
         random_state=seed,
     )
     return model, with_pad_token(tokenizer)
@@ -124,14 +123,6 @@ def load_with_peft(cfg: ModelConfig, seed: int, sharded: bool = False):
     return model, with_pad_token(tokenizer)
 
 
-def weights_dtype(cfg: ModelConfig, cuda: bool):
-    if cfg.dtype != "auto":
-        return getattr(torch, cfg.dtype)
-    if not cuda:
-        return torch.float32
-    return torch.bfloat16 if env.bf16_supported() else torch.float16
-
-
 def check_vllm_generates(model) -> None:
     """Two greedy tokens through the new vLLM engine: a GPU it cannot generate on (vLLM on Turing is not yet
     verified) fails here, with the way out, not in the first GRPO step minutes later."""
@@ -143,20 +134,3 @@ def check_vllm_generates(model) -> None:
         raise vllm_failed("generate", err) from err
     if not outputs or not outputs[0].outputs:
         raise vllm_failed("generate", RuntimeError("it returned no completion for a test prompt"))
-
-
-def vllm_failed(what: str, err: Exception) -> KitError:
-    gpu = env.gpu_name() or "no GPU"
-    return KitError(f"vLLM's engine failed to {what} on this GPU ({gpu}): {type(err).__name__}: {first_line(err)}. "
-                    "Nothing was trained. Train without vLLM: model.fast_inference=false (make train "
-                    "ARGS='model.fast_inference=false'; generation with transformers, several times slower per "
-                    "step, the same training otherwise)")
-
-
-def cannot_load(cfg: ModelConfig, err: OSError) -> KitError:  # not on the hub, no network, no cached copy
-    return KitError(f"cannot load model {cfg.name} ({str(err).splitlines()[0]}); offline, give a local folder "
-                    "with MODEL=path, or run PROFILE=smoke for the kit's tiny model")
-
-
-def _checkpointing(value: str):
-    return {"unsloth": "unsloth", "true": True, "false": False}[value]

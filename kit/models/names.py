@@ -21,8 +21,13 @@ def resolve_model_name(name: str) -> str:
         from kit.models.tiny import SPECS, tiny_model_path
 
         spec = name.removeprefix(TINY_PREFIX)
+        if spec == "vision":
+            from kit.models.tiny_vision import tiny_vision_path
+
+            return str(tiny_vision_path())
         if spec not in SPECS:
-            raise KitError(f"unknown built-in model '{name}'; choose from: {', '.join(TINY_PREFIX + s for s in SPECS)}")
+            choices = ", ".join(TINY_PREFIX + s for s in [*SPECS, "vision"])
+            raise KitError(f"unknown built-in model '{name}'; choose from: {choices}")
         return str(tiny_model_path(spec))
     if name.startswith(("./", "../", "/", "~")) and not Path(name).expanduser().exists():
         raise KitError(f"model path {name} does not exist; give a local model folder or a hub id")

@@ -114,7 +114,7 @@ def build_tiny_model(path: Path, seed: int = 0, spec: TinySpec = SPECS["llama"])
     def build(tmp: Path) -> None:
         print(f"model: building the kit's tiny {spec.architecture} model in {path} (once: a tokenizer trained on the "
               f"spot{', then a short pretraining' if spec.pretrain else ''})", flush=True)
-        tokenizer = _build_tokenizer(tmp)
+        tokenizer = build_tokenizer(tmp)
         model = _build_model(vocab_size=len(tokenizer), tokenizer=tokenizer, seed=seed, spec=spec)
         if spec.pretrain:
             _pretrain(model, tokenizer, chat_corpus(seed=seed))
@@ -124,7 +124,7 @@ def build_tiny_model(path: Path, seed: int = 0, spec: TinySpec = SPECS["llama"])
     return Path(path)
 
 
-def _build_tokenizer(out: Path):
+def build_tokenizer(out: Path):
     import sentencepiece as spm
     from tokenizers import normalizers
     from transformers import AutoTokenizer, PreTrainedTokenizerFast

@@ -42,7 +42,8 @@ class RankReport(TrainerCallback):
 
     def __init__(self, path: Path, counter: CountedReward, launcher: str):
         self.path, self.counter, self.launcher = Path(path), counter, launcher
-        self.record: dict = {"rank": ranks.rank(), "host": socket.gethostname(), "optimizer_steps": 0,
+        self.record: dict = {"rank": ranks.rank(), "machine": ranks.machine_rank(), "host": socket.gethostname(),
+                             "optimizer_steps": 0,
                              "completions_per_step": []}
         self.scored_before_step = 0
 

@@ -20,8 +20,11 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from kit.config.judging import JudgeConfig
+from kit.eval.vision import image_column, picture_name, row_images, row_key
 from kit.monitor.judge_health import STOP_PREFIX, judge_checks
+from kit.monitor.sample_pictures import SamplePictures
 from kit.monitor.tool_health import tool_checks
+from kit.outputs import RunDir
 from kit.rewards.text import completion_text
 from kit.tools.stats import transcript_text
 
@@ -47,12 +50,14 @@ class HealthMonitor:
         self.history: deque[dict] = deque(maxlen=window)
         self.active: set[str] = set()
         self.noted_beta = False
+        self.loss_scaling = False  # fp16 mixed precision (HealthCallback sets it from the trainer's args)
 
-    def observe(self, step: int, logs: dict) -> list[Diagnostic]:
+    def observe(self, step: int, logs: dict, more=()) -> list[Diagnostic]:
+        """`more`: (code, message) pairs found elsewhere this step (kit.monitor.gaming), said the same way."""
         if "reward" not in logs and "loss" not in logs:
             return []
         self.history.append(logs)
-        found = dict(self.checks(logs))
+        found = dict(self.checks(logs)) | dict(more)
         started = [Diagnostic(code, step, message) for code, message in found.items() if code not in self.active]
         self.active = (self.active & {"beta_zero"}) | set(found)
         if not self.noted_beta and self.beta == 0 and "loss" in logs:
@@ -66,7 +71,8 @@ class HealthMonitor:
         recent = list(self.history)
         last = recent[-5:]
         loss, grad = logs.get("loss"), logs.get("grad_norm")
-        for name, value in (("loss", loss), ("grad_norm", grad)):
+        # with fp16 loss scaling an overflowing gradient is a skipped step: FiniteGuard counts those and stops
+        for name, value in (("loss", loss), ("grad_norm", None if self.loss_scaling else grad)):
             if isinstance(value, (int, float)) and not math.isfinite(value):
                 yield "not_finite", (f"{name} is {value}: training diverged. The run stops after saving a checkpoint; "
                                      "lower the learning rate or max_grad_norm and resume from an earlier checkpoint.")
@@ -147,13 +153,16 @@ class HealthCallback(TrainerCallback):
     def __init__(self, monitor: HealthMonitor, path: Path):
         self.monitor, self.path = monitor, Path(path)
         self.stopper = None  # the stage's GracefulStop (kit.train.resume): a stop then ends as an interrupted run
+        self.gaming = None  # kit.monitor.gaming.GamingWatch: rank 0 looks for signs of a gamed reward too
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         # Every rank judges the same logs (the trainer averages them over ranks), so all stop together;
         # rank 0 alone says it and writes it.
         if not logs:
             return
-        for diagnostic in self.monitor.observe(state.global_step, logs):
+        self.monitor.loss_scaling = bool(getattr(args, "fp16", False))
+        more = self.gaming.check(state.global_step, logs) if self.gaming and state.is_world_process_zero else ()
+        for diagnostic in self.monitor.observe(state.global_step, logs, more):
             if state.is_world_process_zero:
                 say(f"health (step {diagnostic.step}): {diagnostic.message}")
                 with self.path.open("a") as f:
@@ -184,8 +193,12 @@ class SampleLogger(TrainerCallback):
         self.rng = random.Random(seed)
         self.trainer = None  # set after the trainer is built: the samples live in its last generation batch
         # TRL's record of a batch keeps prompts, not rows: find each row again by its prompt
+        column = None if dataset is None else image_column(dataset)
         self.rows_by_prompt = {} if dataset is None else {
-            prompt_key(row["prompt"]): {c: row[c] for c in columns} for row in dataset}
+            row_key(row["prompt"], row.get(column)): {**{c: row[c] for c in columns}, **named_picture(row, column, i),
+                                                      **({"picture_row": i} if column else {})}
+            for i, row in enumerate(dataset)}
+        self.pictures = SamplePictures(RunDir(self.path.parent).sample_pictures, dataset) if column else None
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if self.trainer is None or not state.is_world_process_zero or "reward" not in (logs or {}):
@@ -202,8 +215,11 @@ class SampleLogger(TrainerCallback):
                 completion = recorded["completion"][i]
                 sample = {"step": state.global_step, "prompt": completion_text(recorded["prompt"][i]),
                           "completion": completion,
-                          **self.rows_by_prompt.get(prompt_key(recorded["prompt"][i]), {}),
+                          **self.rows_by_prompt.get(row_key(recorded["prompt"][i], recorded_images(recorded, i)), {}),
                           "rewards": {name: values[i] for name, values in recorded["rewards"].items()}}
+                row = sample.pop("picture_row", None)
+                if row is not None and (picture := self.pictures.save(row)):
+                    sample["picture"] = picture  # a copy of what it saw, for report.md
                 f.write(json.dumps(sample) + "\n")
                 rewards = " ".join(f"{n}={v:.2g}" for n, v in sample["rewards"].items())
                 shown = transcript_text(completion) if has_tool_turns(completion) else completion_text(completion)
@@ -217,5 +233,15 @@ def has_tool_turns(completion) -> bool:
         isinstance(m, dict) and (m.get("role") == "tool" or m.get("tool_calls")) for m in completion)
 
 
-def prompt_key(prompt) -> str:
-    return json.dumps(prompt, sort_keys=True)
+def recorded_images(recorded: dict, i: int):
+    """The pictures of TRL's i-th logged completion, unless its prompt's image parts hold them already."""
+    prompt_has_them = any(isinstance(m.get("content"), list) and any(p.get("image") for p in m["content"])
+                          for m in recorded["prompt"][i])
+    images = recorded.get("images") or []
+    return None if prompt_has_them or i >= len(images) else images[i]
+
+
+def named_picture(row: dict, column: str | None, index: int) -> dict:
+    """A vision row's sample names its picture (the first, when it has several)."""
+    pictures = row_images(row.get(column)) if column else []
+    return {"image": picture_name(pictures[0], index)} if pictures else {}

@@ -48,3 +48,12 @@ def grpo_steps(records: list[dict]) -> list[dict]:
         last = record["step"]
         steps.append({**record, "run_step": offset + record["step"]})
     return steps
+
+
+def held_out_checks(records: list[dict]) -> list[dict]:
+    """The held-out checks made while GRPO trained (kit.train.evaluation.HeldOutCurve), each with the `run_step`
+    of the GRPO step it followed, on the reward curve's axis."""
+    offsets = {}
+    for step in grpo_steps(records):
+        offsets.setdefault(step.get("stage"), step["run_step"] - step["step"])
+    return [{**r, "run_step": r["step"] + offsets.get(r.get("stage"), 0)} for r in records if "eval/strict" in r]

@@ -19,17 +19,18 @@ def plot_run(out: RunDir | Path) -> Path | None:
     matplotlib.use("Agg")  # files only; no display needed
     import matplotlib.pyplot as plt
 
-    from kit.monitor.metrics import grpo_steps, read_metrics
+    from kit.monitor.metrics import grpo_steps, held_out_checks, read_metrics
 
     out = RunDir(out)
+    records = read_metrics(out.metrics) if out.metrics.exists() else []
     # metrics.jsonl keeps a non-finite value as a string ("nan"): a step without a number has no point to draw
-    steps = grpo_steps(read_metrics(out.metrics)) if out.metrics.exists() else []
-    metrics = [m for m in steps if finite(m.get("reward"))]
+    metrics = [m for m in grpo_steps(records) if finite(m.get("reward"))]
     evaluations = json.loads(out.eval.read_text())["results"] if out.eval.exists() else []
     if not metrics and not evaluations:
         return None
     figure, (curve, bars) = plt.subplots(1, 2, figsize=(12, 4.5))
     draw_rewards(curve, metrics)
+    draw_held_out_curve(curve, held_out_checks(records))
     draw_scores(bars, evaluations)
     figure.tight_layout()
     path = out.run_plot
@@ -57,6 +58,22 @@ def draw_rewards(ax, metrics: list[dict]) -> None:
     ax.set_xlabel("step")
     ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
+
+
+def draw_held_out_curve(ax, checks: list[dict]) -> None:
+    """The held-out checks made while training, on their own axis (% of prompts) beside the reward curve."""
+    if not checks:
+        return
+    held = ax.twinx()
+    steps = [c["run_step"] for c in checks]
+    held.plot(steps, [100 * c["eval/strict"] for c in checks], color="#2e8b57", marker="o", markersize=3,
+              linewidth=1.5, label=f"held-out strict accuracy ({checks[0]['eval/n']} prompts)")
+    if all(finite(c.get("eval/format")) for c in checks):
+        held.plot(steps, [100 * c["eval/format"] for c in checks], color="#2e8b57", linestyle="--", linewidth=1,
+                  label="held-out format compliance")
+    held.set_ylim(0, 105)
+    held.set_ylabel("held-out %")
+    held.legend(loc="lower right", fontsize=8)
 
 
 def mark_stages(ax, metrics: list[dict]) -> None:

@@ -20,6 +20,7 @@ def write_report(out: RunDir | Path, timings: dict[str, float], eval_table: str 
     sections += [f"- {name}: {seconds:.1f} s" for name, seconds in timings.items()]
     sections += ["", "## Held-out evaluation", "", f"```\n{eval_table}\n```" if eval_table else
                  f"not run: {eval_not_run_reason(out)}"]
+    sections += held_out_curve_lines(out)
     sections += process_lines(out)
     sections += ["", "## Health diagnostics", ""] + diagnostics_lines(out)
     sections += ["", "## Plots", ""] + [f"![{p.stem}]({p.relative_to(out.root)})"
@@ -29,6 +30,25 @@ def write_report(out: RunDir | Path, timings: dict[str, float], eval_table: str 
                  "```", ""]
     out.report.write_text("\n".join(sections))
     return out.report
+
+
+def held_out_curve_lines(out: RunDir) -> list[str]:
+    """The held-out checks made while GRPO trained (eval.every_steps), as a table; none without them."""
+    from kit.monitor.metrics import held_out_checks, read_metrics
+
+    checks = held_out_checks(read_metrics(out.metrics)) if out.metrics.exists() else []
+    if not checks:
+        return []
+    lines = ["", f"## Held-out while training ({checks[0]['eval/n']} prompts, greedy)", "",
+             "| stage | step | strict | lenient | format |", "|---|---:|---:|---:|---:|"]
+    for check in checks:
+        scores = [percent_or_dash(check.get(f"eval/{key}")) for key in ("strict", "lenient", "format")]
+        lines.append(f"| {check.get('stage', '')} | {check['step']} | {' | '.join(scores)} |")
+    return lines
+
+
+def percent_or_dash(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
 
 
 def eval_not_run_reason(out: RunDir) -> str:
@@ -44,7 +64,7 @@ def eval_not_run_reason(out: RunDir) -> str:
                               evaluation.get("holdout", 0.0))
     if reason:
         return reason
-    if launch.get("num_processes", 1) > 1 and launch.get("launcher") in SHARDED:
+    if launch.get("num_processes", 1) * (launch.get("num_machines") or 1) > 1 and launch.get("launcher") in SHARDED:
         return (f"with launch.launcher={launch['launcher']} no single process holds the whole model; "
                 "score OUT/merged with python -m kit eval")
     return "no held-out rows were scored"
@@ -72,7 +92,17 @@ def diagnostics_lines(out: RunDir) -> list[str]:
     path = out.diagnostics
     if not path.exists():
         return ["none raised"]
-    return [f"- step {d['step']}: {d['message']}" for d in map(json.loads, path.read_text().splitlines())]
+    steps_of: dict[str, list[int]] = {}  # one line per message, however often it came back
+    for d in map(json.loads, path.read_text().splitlines()):
+        steps_of.setdefault(d["message"], []).append(d["step"])
+    return [f"- {said_at(steps)}: {message}" for message, steps in steps_of.items()]
+
+
+def said_at(steps: list[int], shown: int = 5) -> str:
+    if len(steps) == 1:
+        return f"step {steps[0]}"
+    more = f", ... ({len(steps)} times in all)" if len(steps) > shown else ""
+    return f"steps {', '.join(map(str, steps[:shown]))}{more}"
 
 
 def sample_lines(out: RunDir) -> list[str]:
@@ -88,11 +118,19 @@ def sample_lines(out: RunDir) -> list[str]:
             # TRL logs a reward that does not apply to a row (None) as NaN: left out either way
             rewards = ", ".join(f"{k} {v:.2g}" for k, v in s["rewards"].items() if v is not None and v == v)
             lines += [f"- prompt: `{_short(s['prompt'])}`", f"  completion: `{_short(*_shown(s))}`",
-                      f"  rewards: {rewards}"]
+                      f"  rewards: {rewards}"] + picture_line(out, s)
         lines.append("")
         if steps[0] == steps[-1]:
             break
     return lines
+
+
+def picture_line(out: RunDir, sample: dict) -> list[str]:
+    """A vision sample's picture, shown under its answer (kept by kit.monitor.sample_pictures)."""
+    picture = sample.get("picture")
+    if not picture or not (out.root / picture).is_file():
+        return []
+    return [f"  picture ({sample.get('image', picture)}): ![{Path(picture).stem}]({picture})"]
 
 
 def _shown(sample: dict) -> tuple[str, int]:

@@ -85,6 +85,13 @@ def model_weights(shape: ModelShape, load_in_4bit: bool, name: str = "weights") 
     return Term(name, gib(size), "static", why)
 
 
+def vision_weights(shape: ModelShape) -> Term:
+    params = shape.vision.params
+    return Term("vision tower", gib(params * BF16), "static",
+                f"{params / 1e9:.2f}B parameters ({shape.vision.model_type}'s tower and projector) counted in "
+                "16-bit: at most what it takes, as 4-bit loading may quantize some of its layers")
+
+
 def lora_params(shape: ModelShape, rank: int, target_modules: list[str]) -> int:
     """LoRA's A (in x r) and B (r x out) for each targeted linear layer of every block."""
     per_layer = sum(rank * (i + o) for name, (i, o) in shape.linear_shapes().items() if name in target_modules)
@@ -100,7 +107,7 @@ def trainable_state(cfg: RunConfig, shape: ModelShape) -> Term:
     """Trainable weights with their gradients and optimizer state."""
     optim = optimizer_bytes(cfg.grpo.optim)
     if cfg.model.full_finetuning:  # weights already counted; 16-bit gradients
-        n = shape.total_params
+        n = shape.all_params
         return Term("trainable state", gib(n * (BF16 + optim)), "static",
                     f"full fine-tuning: {n / 1e9:.2f}B 16-bit gradients + {optim}-byte optimizer state each")
     n = lora_params(shape, cfg.model.lora_rank, cfg.model.target_modules)
@@ -143,16 +150,18 @@ def generation_sequences(cfg: RunConfig) -> int:
 def generation_kv_cache(shape: ModelShape, cfg: RunConfig) -> Term:
     """transformers' generate() holds the KV cache of every sequence in the generation batch at once."""
     sequences = generation_sequences(cfg)
-    tokens = sequences * sequence_length(cfg)
+    tokens = sequences * sequence_length(cfg, shape)
     return Term("KV cache (generate)", gib(tokens * kv_cache_bytes_per_token(shape)), "generation",
-                f"{sequences} sequences x {sequence_length(cfg)} tokens")
+                f"{sequences} sequences x {sequence_length(cfg, shape)} tokens")
 
 
 # --- the training phase ---------------------------------------------------------------------------
 
 
-def sequence_length(cfg: RunConfig) -> int:
-    return min(cfg.data.max_prompt_length + cfg.grpo.max_completion_length, cfg.model.max_seq_length)
+def sequence_length(cfg: RunConfig, shape: ModelShape) -> int:
+    """Prompt, its pictures' image tokens, and completion, within the model's max_seq_length."""
+    prompt = cfg.data.max_prompt_length + shape.image_tokens
+    return min(prompt + cfg.grpo.max_completion_length, cfg.model.max_seq_length)
 
 
 def saved_per_token_per_layer(shape: ModelShape, stack: Stack) -> int:
@@ -171,7 +180,7 @@ def saved_per_token_per_layer(shape: ModelShape, stack: Stack) -> int:
 
 def activations(shape: ModelShape, cfg: RunConfig, stack: Stack) -> Term:
     """Activations of one micro-batch (per_device_train_batch_size completions, prompt + completion)."""
-    tokens = cfg.grpo.per_device_train_batch_size * sequence_length(cfg)
+    tokens = cfg.grpo.per_device_train_batch_size * sequence_length(cfg, shape)
     one_layer = tokens * saved_per_token_per_layer(shape, stack) * BF16
     checkpoints = tokens * shape.hidden * BF16 * shape.layers  # each block's input, kept for recomputation
     mode = cfg.model.gradient_checkpointing
@@ -204,8 +213,9 @@ def estimate_memory(cfg: RunConfig, shape: ModelShape, stack: Stack = "unsloth",
     """reward_model_terms: the weights and the scoring phase of the reward models the rewards load
     (kit.plan.reward_models.reward_model_terms); they do not change with the run's settings."""
     m = cfg.model
-    terms = [cuda_context(), model_weights(shape, m.load_in_4bit),
-             trainable_state(cfg, shape)]
+    terms = [cuda_context(), model_weights(shape, m.load_in_4bit)]
+    terms += [vision_weights(shape)] if shape.vision else []
+    terms.append(trainable_state(cfg, shape))
     if m.fast_inference:
         if stack == "trl":  # TRL's colocated vLLM loads the model again, 16-bit
             terms.append(model_weights(shape, load_in_4bit=False, name="vLLM weights (second copy)"))

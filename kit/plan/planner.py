@@ -124,7 +124,7 @@ def smaller_weights_advice(cfg: RunConfig) -> str:
 
 def suggested_utilization(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float) -> float:
     """vLLM's share for the whole generation batch at once, capped to leave training its room."""
-    batch_kv = generation_sequences(cfg) * sequence_length(cfg) * kv_cache_bytes_per_token(shape) / GIB
+    batch_kv = generation_sequences(cfg) * sequence_length(cfg, shape) * kv_cache_bytes_per_token(shape) / GIB
     wanted = vllm_share_needed(estimate) + batch_kv
     ceiling = (HEADROOM * gpu_gib - training_beyond_vllm(estimate)) / gpu_gib
     low = vllm_share_needed(estimate) / gpu_gib
@@ -186,13 +186,6 @@ def four_bit_proposal(plan: Plan, stack: Stack) -> list[str]:
             f"16-bit LoRA; the change that fits this model here)"]
 
 
-def vllm_share_line(plan: Plan) -> str:
-    cfg = plan.cfg
-    util = suggested_utilization(cfg, plan.shape, plan.estimate, plan.gpu_gib)
-    return (f"vLLM's share: gpu_memory_utilization {util} holds the whole generation batch at once and leaves "
-            f"training its room (now {vllm_utilization(cfg, plan.gpu_gib):.4g})")
-
-
 def batch_proposal(plan: Plan, stack: Stack) -> str:
     """The largest per-device batch that fits, keeping completions per step a multiple of num_generations."""
     cfg = plan.cfg
@@ -210,40 +203,3 @@ def batch_proposal(plan: Plan, stack: Stack) -> str:
 
 
 # --- what the user reads --------------------------------------------------------------------------
-
-
-def settings_line(cfg: RunConfig, gpu_gib: float) -> str:
-    m, g = cfg.model, cfg.grpo
-    weights = ("full fine-tuning" if m.full_finetuning
-               else f"{'4-bit' if m.load_in_4bit else '16-bit'} + LoRA r={m.lora_rank}")
-    generation = f"vLLM share {vllm_utilization(cfg, gpu_gib):.3g}" if m.fast_inference else "generate() without vLLM"
-    return (f"{weights}; {g.per_device_train_batch_size} completions per device step "
-            f"({g.num_generations} generations) x {sequence_length(cfg)} tokens "
-            f"({cfg.data.max_prompt_length} prompt + {g.max_completion_length} completion); "
-            f"checkpointing {m.gradient_checkpointing}; {g.optim}; {generation}")
-
-
-def describe(plan: Plan) -> str:
-    cfg, shape = plan.cfg, plan.shape
-    lines = [f"memory plan: {cfg.model.name} ({shape.total_params / 1e9:.2f}B parameters, {shape.model_type}) "
-             f"on {plan.gpu} ({plan.gpu_gib:.1f} GiB)",
-             f"  {settings_line(cfg, plan.gpu_gib)}",
-             *[f"  not counted: {note}" for note in shape.left_out], "",
-             f"  {'term':<26} {'GiB':>7}  {'phase':<10} why"]
-    for term in plan.estimate.terms:
-        lines.append(f"  {term.name:<26} {term.gib:>7.2f}  {term.phase:<10} {term.why}")
-    phases = "largest of generation, scoring" if plan.reward_terms else "larger of generation"
-    lines.append(f"  {'needed at least':<26} {plan.estimate.peak_gib:>7.2f}  static + the {phases} and training")
-    if cfg.model.fast_inference:
-        share = vllm_utilization(cfg, plan.gpu_gib) * plan.gpu_gib
-        lines.append(f"  {'on this GPU':<26} {plan.peak_gib:>7.2f}  vLLM's share {share:.2f} "
-                     f"+ training beside it {training_beyond_vllm(plan.estimate):.2f}")
-    lines += ["", f"verdict: {plan.verdict}: {plan.peak_gib:.1f} of {plan.gpu_gib:.1f} GiB "
-                  f"({plan.peak_gib / plan.gpu_gib:.0%}); the estimate is good to about +-25%"]
-    lines += [f"  problem: {p}" for p in plan.problems]
-    lines += [f"  note: {n}" for n in plan.notes]
-    lines += ["", "largest that fits on this GPU (one setting at a time, the others as they are):"]
-    lines += [f"  {p}" for p in plan.proposals]
-    if cfg.model.fast_inference and not plan.problems:
-        lines += ["", vllm_share_line(plan)]
-    return "\n".join(lines)

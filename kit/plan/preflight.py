@@ -13,7 +13,8 @@ from kit.config import RunConfig
 from kit.errors import KitError
 from kit.plan.gpus import GPUS, STACK_MIN_CAPABILITY, gpu_memory_gib, this_gpu, too_old
 from kit.plan.memory import Term
-from kit.plan.planner import Plan, assess, describe, make_plan
+from kit.plan.page import describe
+from kit.plan.planner import Plan, assess, make_plan
 from kit.plan.reward_models import reward_model_terms
 from kit.plan.shapes import read_shape
 
@@ -26,15 +27,17 @@ def target_gpu(requested: str | None) -> tuple[str, float] | None:
 
 
 def plan_for_run(cfg: RunConfig, gpu: str | None = None, stack: str | None = None,
-                 reward_terms: tuple[Term, ...] = ()) -> Plan | None:
+                 reward_terms: tuple[Term, ...] = (), picture_size: tuple[int, int] | None = None) -> Plan | None:
+    """`picture_size`: (width, height) of a vision recipe's pictures, which sizes their image tokens."""
     target = target_gpu(gpu)
     if target is None:
         return None
-    return make_plan(cfg, read_shape(cfg.model.name), *target, stack=stack or default_stack(cfg),
+    return make_plan(cfg, read_shape(cfg.model.name, picture_size), *target, stack=stack or default_stack(cfg),
                      reward_terms=reward_terms)
 
 
-def plan_page(cfg: RunConfig, gpu: str | None, stack: str | None, rewards=None) -> tuple[str, Plan]:
+def plan_page(cfg: RunConfig, gpu: str | None, stack: str | None, rewards=None,
+              picture_size: tuple[int, int] | None = None) -> tuple[str, Plan]:
     """`kit plan`: the breakdown on the target GPU (a T4 when there is none), then the verdict on others.
     `rewards`: the recipe's RewardBundle, whose reward models are counted."""
     lines = []
@@ -43,9 +46,9 @@ def plan_page(cfg: RunConfig, gpu: str | None, stack: str | None, rewards=None) 
         gpu = "T4"
     stack = stack or default_stack(cfg)
     terms, notes = reward_model_terms(rewards, loaded_weights(cfg), cfg.reward_models)
-    plan = plan_for_run(cfg, gpu, stack, terms)
+    plan = plan_for_run(cfg, gpu, stack, terms, picture_size)
     plan.notes += notes
-    shape = read_shape(cfg.model.name)
+    shape = plan.shape
     others = [f"{name} {short_verdict(assess(cfg, shape, name, gib, stack, terms))}" for name, gib in GPUS.items()]
     lines += [describe(plan), f"\nother GPUs: {', '.join(others)}"]
     return "\n".join(lines), plan
@@ -66,17 +69,18 @@ def short_verdict(plan: Plan) -> str:
 
 def default_stack(cfg: RunConfig) -> str:
     """Several processes load with transformers + PEFT (kit.train.launch): per GPU, what plain TRL needs."""
-    return "trl" if cfg.launch.num_processes > 1 else "unsloth"
+    return "trl" if cfg.launch.several_processes else "unsloth"
 
 
-def plan_before_loading(cfg: RunConfig, gpu: str | None, skip: bool, rewards=None) -> Plan | None:
+def plan_before_loading(cfg: RunConfig, gpu: str | None, skip: bool, rewards=None,
+                        picture_size: tuple[int, int] | None = None) -> Plan | None:
     """Refuse a run that clearly does not fit; say how close a tight one is. Returns the plan, if any.
     `rewards`: the recipe's RewardBundle, whose reward models are counted as `kit plan` counts them."""
     if target_gpu(gpu) is None:  # a CPU run: nothing to plan, no reward model's config to fetch
         return None
     try:
         terms, notes = reward_model_terms(rewards, loaded_weights(cfg), cfg.reward_models)
-        plan = plan_for_run(cfg, gpu, reward_terms=terms)
+        plan = plan_for_run(cfg, gpu, reward_terms=terms, picture_size=picture_size)
     except KitError as err:
         if gpu:  # asked for explicitly: the user should hear why it cannot be made
             raise

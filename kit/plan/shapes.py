@@ -7,14 +7,16 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kit.errors import KitError
 from kit.hub import HubUnreachable, hub_config_file
+from kit.plan.vision import VisionShape, vision_shape
 
 # Architectures whose MLP is up -> activation -> down, without the gate projection of SwiGLU models.
 UNGATED_MLP = {"gpt2", "gpt_neox", "gptj", "phi", "starcoder2", "falcon", "opt", "bloom"}
+QKV_BIAS_TYPES = ("qwen2", "qwen2_vl_text", "qwen2_5_vl_text")  # biased q, k, v projections that configs do not name
 ATTENTION_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
 MLP_MODULES = ("gate_proj", "up_proj", "down_proj")
 
@@ -34,6 +36,8 @@ class ModelShape:
     experts: int = 1  # mixture-of-experts: experts per layer
     experts_per_token: int = 1
     left_out: tuple[str, ...] = ()  # what the config holds that this shape does not count, in words
+    vision: VisionShape | None = None  # a vision-language model's tower (kit.plan.vision)
+    image_tokens: int = 0  # what the pictures of one prompt add to it, when the plan knows their size
 
     @property
     def q_dim(self) -> int:
@@ -82,13 +86,20 @@ class ModelShape:
 
     @property
     def total_params(self) -> int:
+        """The language model's: what 4-bit loading quantizes and LoRA adapts."""
         return self.layers * self.layer_linear_params + self.embedding_params + self.small_params
 
+    @property
+    def all_params(self) -> int:
+        """With a vision-language model's tower and projector."""
+        return self.total_params + (self.vision.params if self.vision else 0)
 
-def shape_from_config(config: dict) -> ModelShape:
+
+def shape_from_config(config: dict, processor: dict | None = None) -> ModelShape:
     """The shape from a config.json mapping, with the defaults transformers fills in for what the file leaves
-    out (published Gemma 3 configs name 6 of their text model's keys). Multimodal configs contribute their
-    text model; what else they hold (a vision tower) is named in `left_out`, not counted."""
+    out (published Gemma 3 configs name 6 of their text model's keys). A vision-language model's tower is counted
+    apart (`vision`; `processor`: its processor's settings, which size pictures); an audio tower is named in
+    `left_out`, not counted."""
     filled, note = with_defaults(config)
     text = filled.get("text_config") or filled
     try:
@@ -104,10 +115,11 @@ def shape_from_config(config: dict) -> ModelShape:
             head_dim=text.get("head_dim") or hidden // heads,
             vocab=text["vocab_size"],
             tied_embeddings=bool(filled.get("tie_word_embeddings", text.get("tie_word_embeddings", False))),
-            attention_bias=bool(text.get("attention_bias", text.get("model_type") == "qwen2")),
+            attention_bias=bool(text.get("attention_bias", text.get("model_type") in QKV_BIAS_TYPES)),
             experts=experts,
             experts_per_token=text.get("num_experts_per_tok") or 1,
             left_out=tuple(filter(None, [note, *towers_left_out(filled)])),
+            vision=vision_shape(config, processor),
         )
     except KeyError as missing:
         raise KitError(f"config.json has no {missing} key: the planner reads decoder-only transformer configs "
@@ -128,9 +140,9 @@ def with_defaults(config: dict) -> tuple[dict, str | None]:
 
 
 def towers_left_out(config: dict) -> list[str]:
-    """Sub-models beside the text model (a vision or audio tower): loaded with it, not in this estimate."""
+    """Sub-models beside the text model that the plan does not count (an audio tower): loaded with it."""
     notes = []
-    for key in ("vision_config", "audio_config"):
+    for key in ("audio_config",):
         tower = config.get(key)
         if isinstance(tower, dict) and tower.get("hidden_size") and tower.get("num_hidden_layers"):
             h, layers = tower["hidden_size"], tower["num_hidden_layers"]
@@ -141,11 +153,32 @@ def towers_left_out(config: dict) -> list[str]:
     return notes
 
 
-def read_shape(name: str) -> ModelShape:
-    """Read config.json from a local folder, the Hugging Face cache, or the hub (one small file)."""
+def read_shape(name: str, picture_size: tuple[int, int] | None = None) -> ModelShape:
+    """Read config.json from a local folder, the Hugging Face cache, or the hub (one small file). For a
+    vision-language model, `picture_size` (width, height) sizes the image tokens each prompt carries."""
     from kit.models.names import resolve_model_name
 
-    return shape_from_config(json.loads(config_path(resolve_model_name(name)).read_text()))
+    name = resolve_model_name(name)
+    shape = shape_from_config(json.loads(config_path(name).read_text()), processor_settings(name))
+    if shape.vision and picture_size:
+        return replace(shape, image_tokens=shape.vision.tokens(*picture_size) or 0)
+    return shape
+
+
+def processor_settings(name: str) -> dict | None:
+    """The image processor's settings beside config.json, in a local folder or the Hugging Face cache (never asked
+    of the hub: the plan falls back on typical settings, and says so)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    folder = Path(name).expanduser()
+    for file in ("preprocessor_config.json", "processor_config.json"):
+        try:
+            path = folder / file if folder.is_dir() else try_to_load_from_cache(name, file)
+        except ValueError:  # not a repo id the cache could hold
+            return None
+        if isinstance(path, str | Path) and Path(path).is_file():
+            return json.loads(Path(path).read_text())
+    return None
 
 
 def config_path(name: str) -> Path:

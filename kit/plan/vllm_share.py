@@ -18,7 +18,7 @@ def unsloth_standby_utilization(gpu_gib: float) -> float:
 
 def vllm_utilization(cfg: RunConfig, gpu_gib: float) -> float:
     """The share of the GPU vLLM will take: Unsloth's own with standby on one GPU, else the setting."""
-    standby = cfg.model.vllm_standby and cfg.launch.num_processes == 1  # more processes: TRL's sleep mode
+    standby = cfg.model.vllm_standby and not cfg.launch.several_processes  # more processes: TRL's sleep mode
     if standby and os.environ.get("UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE", "0") == "0":
         return unsloth_standby_utilization(gpu_gib)
     return cfg.model.gpu_memory_utilization

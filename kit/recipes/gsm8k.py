@@ -62,6 +62,8 @@ REWARDS = RewardBundle(
 FORMAT = soft_xml_format()  # the <reasoning> and <answer> tags, loosely spaced
 # strict: answer_correct and the format each give full marks; lenient: the last number stated is the gold one
 EVAL = Scoring(strict=(answer_correct, FORMAT), lenient=last_number_correct, formatted=FORMAT)
+# working that uses the question mentions its numbers: GRPO reinforcing answers that do not is warned of
+FACT_COLUMNS = ("prompt",)
 
 # The kit's defaults fit GSM8K (256 prompt + 256 completion tokens; 1 prompt x 8 generations a step).
 DEFAULTS = {"grpo": {"max_steps": 250}}

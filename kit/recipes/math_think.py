@@ -97,6 +97,8 @@ def stated_anywhere(completions, answer, **kwargs) -> list[float | None]:
 # strict: the box after the reasoning is right and the reply is one think block then a box (think_format's
 # full marks); lenient: the final answer is right wherever it stands; formatted: think_format's full marks
 EVAL = Scoring(strict=(boxed_correct, think_format), lenient=stated_anywhere, formatted=think_format)
+# working that uses the question mentions its numbers: GRPO reinforcing answers that do not is warned of
+FACT_COLUMNS = ("prompt",)
 
 
 def prepare(split: str, source: str | None):

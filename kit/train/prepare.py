@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kit import ranks
+from kit import env, ranks
 from kit.config import RunConfig
 from kit.config.stages import StagePlan, stage_plans
 from kit.data import holds_out_of_training, load_eval_rows, load_rows, split_off_held_out
@@ -62,6 +62,7 @@ def prepare_run(cfg: RunConfig, recipe: Recipe) -> PreparedRun:
     stage_args = {plan.name: STAGES[plan.kind].arguments(StageInputs(plan.cfg, recipe, stage_rewards.get(
         plan.name, rewards), out, rows, stage=plan)) for plan in stages}  # built, and so checked, before loading
     resolve_model_name(cfg.model.name)
+    check_pictures(cfg, recipe, rows)
     return PreparedRun(rewards, rows, held_out, out, stages, stage_rewards, stage_args, sandbox, record, trained_on)
 
 
@@ -89,6 +90,40 @@ def check_gold_answers_before_training(recipe: Recipe, rows, rewards: RewardBund
         for warning in gold.warnings:
             print(f"warning: {warning}")
     gold.raise_problem()
+
+
+def check_pictures(cfg: RunConfig, recipe: Recipe, rows) -> None:
+    """Pictures need a model that sees them, and an export that keeps its vision tower."""
+    from kit.eval.vision import image_column
+    from kit.models.vision import is_vision_model
+
+    vision = is_vision_model(cfg.model.name)
+    if image_column(rows) and not vision:
+        raise KitError(f"recipe '{recipe.name}' shows the model pictures (column '{image_column(rows)}'), but "
+                       f"{cfg.model.name} is a text model; choose a vision-language model (kit:tiny-vision on a "
+                       "CPU, e.g. unsloth/Qwen2.5-VL-3B-Instruct on a GPU)")
+    if vision and cfg.model.fast_inference and env.vllm_usable() and (most := most_pictures(rows)) > 1:
+        raise KitError(f"recipe '{recipe.name}' shows up to {most} pictures a prompt, but Unsloth's vLLM engine takes "
+                       "one a prompt (its limit_mm_per_prompt); give each row one picture, or generate with "
+                       "transformers: model.fast_inference=false")
+    if vision and "gguf" in cfg.save.formats:
+        raise KitError(f"save.formats has gguf, but {cfg.model.name} is a vision-language model, and the kit's GGUF "
+                       "export writes the language model alone (its vision projector, mmproj, is not exported yet): "
+                       "the file would answer without seeing the picture. Save merged_16bit (transformers, vLLM) "
+                       "instead: save.formats=[merged_16bit]")
+
+
+def most_pictures(rows) -> int:
+    """The most pictures any row shows, read from the Arrow column's list lengths (no picture decoded)."""
+    import pyarrow.compute as pc
+
+    from kit.eval.vision import image_column
+
+    column = image_column(rows)
+    if column != "images":
+        return 1 if column else 0
+    lengths = pc.list_value_length(rows.with_format("arrow")[column])
+    return int(pc.max(lengths).as_py() or 0)
 
 
 def held_out_rows(cfg: RunConfig, recipe: Recipe, rows, rewards: RewardBundle):

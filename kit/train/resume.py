@@ -102,7 +102,7 @@ def stop_on_request(out: RunDir, model, recipe_name: str, checkpoints: Path | No
     with stop_on_signals(GracefulStop()) as stopper, guard_checkpoints(checkpoints, model):
         yield stopper
     if stopper.requested:
-        raise Interrupted(out, latest_checkpoint(checkpoints), recipe_name)
+        raise Interrupted(out, latest_checkpoint(checkpoints), recipe_name, ranks.several_machines())
 
 
 def continue_from(out: RunDir, checkpoint: Path, stage: str = "grpo", later: tuple[str, ...] = ()) -> None:

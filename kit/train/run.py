@@ -48,7 +48,7 @@ def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint,
     held_out.begin([stage.name for stage in run.stages[:first]] if resumed else None)
     for stage in run.stages[first:]:
         inputs = StageInputs(stage.cfg, recipe, run.stage_rewards.get(stage.name, run.rewards), out, dataset, model,
-                             tokenizer, checkpoint if stage is run.stages[first] else None, plan, stage)
+                             tokenizer, checkpoint if stage is run.stages[first] else None, plan, stage, held_out)
         started = time.perf_counter()
         with stop_on_request(out, model, cfg.recipe, inputs.checkpoints) as stopper:
             trainer = STAGES[stage.kind].train(inputs, run.stage_args[stage.name], stopper)

@@ -7,6 +7,7 @@ this process (kit.train.run) or in N processes (kit.train.launch).
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,8 @@ from kit.plan.gpus import live_gpu_problem
 from kit.plan.preflight import plan_before_loading
 from kit.recipe import Recipe
 from kit.recipes import load_recipe
+from kit.train.launch.failures import record_failure, record_interruption, watch_for_failures
+from kit.train.launch.machines import slurm_settings
 from kit.train.record import changed_inputs
 
 
@@ -41,6 +44,7 @@ class TrainRequest:
 
 def start_training(request: TrainRequest) -> int:
     ranks.quiet_other_ranks()  # before the imports below, which print banners
+    watch_for_failures()  # a rank across machines: stop when one on another machine fails
     check_the_gpu()
     file_layer = config_layer(request)
     spec = request.recipe or file_layer.get("recipe")
@@ -52,8 +56,9 @@ def start_training(request: TrainRequest) -> int:
     import_unsloth_first(vllm_standby=cfg.model.vllm_standby)  # the plan reads config.json with transformers
     recipe.toolbox.check()
     rewards = recipe.rewards  # a reward model among them is in the plan
-    plan = None if ranks.in_worker() else plan_before_loading(cfg, request.plan_gpu, request.skip_plan, rewards)
-    if cfg.launch.num_processes > 1 and not ranks.in_worker():
+    plan = None if ranks.in_worker() else plan_before_loading(cfg, request.plan_gpu, request.skip_plan, rewards,
+                                                              recipe.picture_size)
+    if cfg.launch.several_processes and not ranks.in_worker():
         from kit.train.launch.launcher import launch
 
         return launch(cfg, recipe, list(request.argv), resume=request.resume)
@@ -78,6 +83,8 @@ def config_layer(request: TrainRequest) -> dict:
     if not config_file:
         return {}
     layer = read_yaml(config_file)
+    if Path(config_file).name == RunDir(".").run_file.name and isinstance(layer.get("launch"), dict):
+        layer["launch"].pop("machine_rank", None)  # the main machine's (0), which wrote it: each machine gives its own
     if not request.resume and Path(config_file).name == RunDir(".").run_file.name:
         recorded_out = layer.pop("output_dir", None)
         if recorded_out and ranks.is_main():
@@ -91,8 +98,14 @@ def config_layer(request: TrainRequest) -> dict:
 def run_config(request: TrainRequest, recipe: Recipe, file_layer: dict) -> RunConfig:
     """The recipe's defaults < profile < --config file < flags and overrides."""
     overrides = request.overrides
-    if ranks.in_worker():  # started by a launcher: its process count is the truth
-        overrides = {**overrides, "launch": {**overrides.get("launch", {}), "num_processes": ranks.world_size()}}
+    if ranks.in_worker():  # started by a launcher: torchrun's counts are the truth (recorded so in run.yaml)
+        counts = {"num_processes": ranks.local_world_size()}
+        if ranks.several_machines():
+            counts |= {"num_machines": ranks.world_size() // ranks.local_world_size(),
+                       "machine_rank": ranks.machine_rank()}
+        overrides = {**overrides, "launch": {**overrides.get("launch", {}), **counts}}
+    elif slurm := slurm_settings(os.environ):  # under SLURM, its machines where the settings name none
+        file_layer = {**file_layer, "launch": {**slurm, **file_layer.get("launch", {})}}
     return recipe.config(file_layer, overrides, gpu=has_gpu())
 
 
@@ -104,11 +117,11 @@ def train_in_this_process(cfg: RunConfig, recipe: Recipe, resume: bool, plan) ->
     except Interrupted as stop:
         if ranks.is_main():
             print(stop, file=sys.stderr)
-        ranks.record_interruption()
+        record_interruption()
         return 130
     ranks.leave()
     if result.failed:
-        ranks.record_failure(KitError(f"saved outputs failed their checks ({', '.join(result.failed)}): see "
+        record_failure(KitError(f"saved outputs failed their checks ({', '.join(result.failed)}): see "
                                       f"{result.output_dir}"))
         return 1
     return 0

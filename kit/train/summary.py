@@ -85,4 +85,12 @@ def print_summary(cfg: RunConfig, result: RunResult) -> None:
 def format_note(name: str, result: RunResult) -> str:
     fmt = BY_NAME[name]
     note = fmt.failed_note if name in result.failed else fmt.note
+    if note and name == "merged_16bit" and result.merged_dir and sees_pictures(result.merged_dir):
+        note = note.replace("AutoModelForCausalLM", "AutoModelForImageTextToText")
     return f"  ({note})" if note else ""
+
+
+def sees_pictures(folder) -> bool:
+    from kit.models.vision import is_vision_model
+
+    return is_vision_model(str(folder))

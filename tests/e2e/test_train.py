@@ -14,10 +14,18 @@ pytestmark = pytest.mark.slow
 
 def test_smoke_train_cli_end_to_end(tmp_path):
     out = tmp_path / "run"
-    result = kit("train", "gsm8k", "--profile", "smoke", "--out", str(out))
+    result = kit("train", "gsm8k", "--profile", "smoke", "--out", str(out), "eval.every_steps=1", "eval.during_n=4")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "SMOKE PROFILE" in result.stdout and "make train RECIPE=gsm8k PROFILE=full" in result.stdout
     cfg = check_run_layout(out, steps=2)
+
+    # the held-out curve while GRPO trains: 4 prompts after each step, logged, drawn and reported
+    checks = [m for m in read_metrics(out / "metrics.jsonl") if "eval/strict" in m]
+    assert [(c["stage"], c["step"], c["eval/n"]) for c in checks] == [("grpo", 1, 4), ("grpo", 2, 4)]
+    assert all(0 <= c["eval/strict"] <= c["eval/lenient"] <= 1 for c in checks)
+    assert "eval: held-out check while training: 4 prompts every 1 steps" in result.stdout
+    assert "eval (step 2): held-out strict" in result.stdout and "of the run at this pace" in result.stdout
+    assert "## Held-out while training (4 prompts, greedy)" in (out / "report.md").read_text()
     assert cfg.profile == "smoke" and cfg.output_dir == str(out)
     generated = plain_generate(out / "merged")
     assert generated == {"new_tokens": generated["new_tokens"], "dtype": "torch.bfloat16", "quantized": False,

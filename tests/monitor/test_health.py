@@ -57,6 +57,22 @@ def test_not_finite(key, value):
     assert run(stream) == [("not_finite", 6)]
 
 
+def test_an_fp16_gradient_overflow_is_left_to_the_loss_scaler(tmp_path):
+    """Under fp16 an inf gradient norm is a step the scaler skips (kit.monitor.finite counts them); a nan loss
+    still stops the run."""
+    from types import SimpleNamespace
+
+    from kit.monitor.health import HealthCallback
+
+    health = HealthCallback(HealthMonitor(beta=0.04), tmp_path / "diagnostics.jsonl")
+    state = SimpleNamespace(global_step=1, is_world_process_zero=True)
+    control = SimpleNamespace(should_save=False, should_training_stop=False)
+    health.on_log(SimpleNamespace(fp16=True), state, control, logs={**healthy(1), "grad_norm": math.inf})
+    assert not control.should_training_stop
+    health.on_log(SimpleNamespace(fp16=False), state, control, logs={**healthy(1), "grad_norm": math.inf})
+    assert control.should_training_stop
+
+
 def test_diagnostic_fires_again_after_it_clears():
     bad = {"completions/clipped_ratio": 0.99}
     stream = ([{**healthy(s), **bad} for s in range(5)] + [healthy(s) for s in range(5)]

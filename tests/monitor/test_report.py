@@ -218,3 +218,24 @@ def test_samples_written_as_text_by_earlier_runs_are_still_shown(tmp_path):
     shown = [line for line in section(report(out), "Sample completions") if "completion:" in line]
     assert shown == ["  completion: `plain text`",
                      "  completion: `[call python({'code': '120 * 5'})] [python -> 600] <answer>600</answer>`"]
+
+
+def test_a_diagnostic_that_comes_back_is_one_line_with_its_steps(tmp_path):
+    stuck = "reward answer_format stuck at its maximum (1) for 5 steps"
+    out = make_run(tmp_path, diagnostics=[(1, "beta_zero", "note: beta = 0")] +
+                   [(step, "stuck", stuck) for step in (39, 66, 80, 88, 143, 162, 173)] + [(200, "stuck", "other")])
+    assert section(report(out), "Health diagnostics") == [
+        "- step 1: note: beta = 0", f"- steps 39, 66, 80, 88, 143, ... (7 times in all): {stuck}", "- step 200: other"]
+
+
+def test_a_vision_sample_shows_the_picture_it_saw(tmp_path):
+    out = make_run(tmp_path)
+    (out / "samples").mkdir()
+    (out / "samples" / "row-4.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    sample = {"step": 1, "prompt": "How many circles?", "completion": "<answer>3</answer>", "image": "training row 4",
+              "picture": "samples/row-4.png", "rewards": {"correct": 1.0}}
+    gone = {**sample, "picture": "samples/row-9.png", "image": "training row 9"}  # deleted since: not linked
+    (out / "samples.jsonl").write_text(json.dumps(sample) + "\n" + json.dumps(gone) + "\n")
+    lines = section(report(out), "Sample completions")
+    assert "  picture (training row 4): ![row-4](samples/row-4.png)" in lines
+    assert not any("row-9" in line for line in lines)

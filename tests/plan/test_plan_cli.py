@@ -24,8 +24,19 @@ def test_several_processes_are_planned_as_plain_trl(capsys):
     main([*common, "launch.num_processes=2"])
     two = capsys.readouterr().out
     main([*common, "--stack", "trl"])
-    assert (two.split("\nother GPUs")[0] == capsys.readouterr().out.split("\nother GPUs")[0]
-            != one.split("\nother GPUs")[0])
+    trl = capsys.readouterr().out
+    assert "  one GPU of 2 processes (on this machine): each optimizer step holds" in two
+    assert "one GPU of" not in trl + one
+    two = "\n".join(line for line in two.splitlines() if not line.startswith("  one GPU of"))
+    assert two.split("\nother GPUs")[0] == trl.split("\nother GPUs")[0] != one.split("\nother GPUs")[0]
+
+
+def test_a_run_across_machines_is_planned_per_gpu_with_every_processs_completions(capsys):
+    main(["plan", "gsm8k", "--model", QWEN, "--gpu", "A100-80GB", "model.load_in_4bit=false",
+          "launch.num_processes=4", "launch.num_machines=2", "grpo.per_device_train_batch_size=8",
+          "grpo.num_generations=8", "grpo.gradient_accumulation_steps=2"])
+    assert ("one GPU of 8 processes (2 machines x 4): each optimizer step holds 128 completions across them "
+            "(16 prompts x 8 generations)") in capsys.readouterr().out
 
 
 def test_plan_exits_1_when_it_does_not_fit(capsys):

@@ -108,7 +108,7 @@ def test_a_sparse_config_gets_the_defaults_transformers_gives_it():
     gemma = read_shape(str(MODEL_CONFIGS / "gemma-3-4b-it"))
     assert (gemma.heads, gemma.kv_heads, gemma.head_dim, gemma.vocab) == (8, 4, 256, 262208)
     assert gemma.tied_embeddings  # Gemma ties its head to its embedding; the file does not say so
-    assert len(gemma.left_out) == 1 and gemma.left_out[0].startswith("vision tower (siglip_vision_model, about 0.4")
+    assert gemma.left_out == () and round(gemma.vision.params / 1e9, 2) == 0.42  # SigLIP and its projector
     assert read_shape(str(MODEL_CONFIGS / "Qwen3-4B")).left_out == ()
 
 

@@ -67,3 +67,30 @@ def test_model_gradient_checkpointing_reaches_both_trainers(tmp_path, mode, on):
     with pytest.raises(KitError, match="the kit sets it from model.gradient_checkpointing"):
         grpo_args(build_config([{"grpo": {"extra": {"gradient_checkpointing": False}}}]), tmp_path,
                   load_recipe("gsm8k").rewards)
+
+
+def picture_rows(counts: list[int]):
+    from datasets import Dataset, Features, Image, List, Value
+    from PIL import Image as Picture
+
+    red = Picture.new("RGB", (4, 4), "red")
+    features = Features({"prompt": [{"role": Value("string"), "content": Value("string")}], "images": List(Image())})
+    return Dataset.from_dict({"prompt": [[{"role": "user", "content": "How many?"}]] * len(counts),
+                              "images": [[red] * n for n in counts]}, features)
+
+
+@pytest.mark.parametrize("vllm", [True, False])
+def test_several_pictures_a_prompt_are_refused_where_vllm_generates(monkeypatch, vllm):
+    from kit import env
+    from kit.train.prepare import check_pictures, most_pictures
+
+    monkeypatch.setattr(env, "vllm_usable", lambda: vllm)
+    cfg = build_config([{"model": {"name": "kit:tiny-vision", "fast_inference": True}}])
+    recipe = load_recipe("count_shapes")
+    assert most_pictures(picture_rows([1, 3, 2])) == 3
+    check_pictures(cfg, recipe, picture_rows([1, 1]))  # one a prompt: vLLM takes it
+    if vllm:
+        with pytest.raises(KitError, match="shows up to 3 pictures a prompt, but Unsloth's vLLM engine takes one"):
+            check_pictures(cfg, recipe, picture_rows([1, 3, 2]))
+    else:  # transformers generates: any number
+        check_pictures(cfg, recipe, picture_rows([1, 3, 2]))

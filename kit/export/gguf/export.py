@@ -10,6 +10,7 @@ all of them were written; a failed conversion leaves nothing behind. A GGUF alre
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -53,6 +54,7 @@ def export_gguf(model_dir: Path, quant_names: list[str], out_dir: Path | None = 
     wanted = list(dict.fromkeys(quants.normalize(q) for q in quant_names))  # validated before any work
     if not (model_dir / "config.json").is_file():
         raise KitError(f"{model_dir} is not a model folder (no config.json); pass OUT/merged from a training run")
+    refuse_vision_model(model_dir)
     out_dir = Path(out_dir) if out_dir else default_out_dir(model_dir)
     name = name or default_name(model_dir)
     if not overwrite:
@@ -67,6 +69,17 @@ def export_gguf(model_dir: Path, quant_names: list[str], out_dir: Path | None = 
     modelfile = write_modelfile(model_dir, files[0], out_dir)
     verifications = verify_files(model_dir, files, wanted, out_dir) if check else []
     return ExportResult(files, modelfile, verifications)
+
+
+def refuse_vision_model(model_dir: Path) -> None:
+    """llama.cpp's converter writes a vision-language model's language half unless asked for its projector too (a
+    second file, mmproj, which the kit does not write or verify yet): such a GGUF would answer without the picture."""
+    config = json.loads((model_dir / "config.json").read_text())
+    if config.get("vision_config"):
+        raise KitError(f"{model_dir} is a vision-language model ({', '.join(config.get('architectures') or ['?'])}); "
+                       "the kit's GGUF export would keep its language model alone (the vision projector, mmproj, "
+                       "is not exported yet), and the file would answer without seeing the picture. Use the "
+                       "merged 16-bit folder itself: transformers' AutoModelForImageTextToText or vLLM load it")
 
 
 def refuse_existing(paths: list[Path]) -> None:

@@ -27,6 +27,7 @@ class StageInputs:
     checkpoint: Path | None = None  # the GRPO checkpoint a resumed run continues from
     plan: Any = None  # the memory plan (kit.plan), when one was made: the real peak goes beside it
     stage: StagePlan | None = None  # which entry of `stages` this is (None: the run's only stage of its kind)
+    held_out: Any = None  # kit.train.evaluation.HeldOutEvaluations: GRPO's held-out checks while it trains
 
     @property
     def name(self) -> str:

@@ -135,7 +135,9 @@ def train(inputs: StageInputs, args, stopper):
     were written) is loaded and not trained on: the trainer would train one step past the plan.
     """
     from kit.monitor.finite import non_finite_stop
+    from kit.monitor.gaming import watch_for_gaming
     from kit.plan.record import MemoryRecorder
+    from kit.train.evaluation import HeldOutCurve, check_every
     from kit.train.resume import SaveAtEnd, SaveEveryMinutes
 
     cfg, out, checkpoint = inputs.cfg, inputs.out, inputs.checkpoint
@@ -158,6 +160,10 @@ def train(inputs: StageInputs, args, stopper):
         trainer.add_callback(SaveEveryMinutes(cfg.grpo.save_minutes))
     if ranks.is_main():
         trainer.add_callback(MemoryRecorder(out.run_file, inputs.plan))
+    curve = None
+    if (every := check_every(cfg)) and inputs.held_out is not None and inputs.held_out.rows is not None:
+        trainer.add_callback(curve := HeldOutCurve(inputs.held_out, inputs.name, every, out.metrics))
+    watch_for_gaming(trainer, inputs.recipe, inputs.rewards, curve)
     try:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     except RuntimeError as err:  # sampling from weights that overflowed, before the guard's step-end check
@@ -184,6 +190,8 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     its tool budget: TRL's trainer runs the multi-turn loop."""
     from trl import GRPOTrainer
 
+    from kit.eval.generate import uses_vllm
+    from kit.models.vision import is_processor, placeholder_ban
     from kit.monitor.console import use_step_lines
     from kit.monitor.finite import FiniteGuard
     from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger
@@ -209,6 +217,8 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
 
         funcs = [CountedReward(funcs[0]), *funcs[1:]]
         callbacks.append(RankReport(out.distributed, funcs[0], cfg.launch.launcher))
+    if is_processor(tokenizer):  # a vision-language model: its completions never hold an image placeholder
+        args.generation_kwargs = placeholder_ban(tokenizer, args.generation_kwargs, vllm=uses_vllm(model))
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=funcs, args=args,
                           train_dataset=dataset, callbacks=callbacks, **tool_arguments(cfg, toolbox, tokenizer))
     samples.trainer = trainer

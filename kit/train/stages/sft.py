@@ -77,6 +77,7 @@ def train(inputs: StageInputs, args, stopper=None):
     """Train the warm start in place; returns the trainer (its save_model gathers sharded weights)."""
     from trl import SFTTrainer
 
+    from kit.eval.vision import image_column
     from kit.monitor.console import use_step_lines
     from kit.monitor.finite import FiniteGuard
     from kit.monitor.metrics import MetricsFile
@@ -84,12 +85,16 @@ def train(inputs: StageInputs, args, stopper=None):
 
     cfg, out = inputs.cfg, inputs.out
     name = inputs.stage.name if inputs.stage else "sft"
-    per_step = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps * cfg.launch.num_processes
+    per_step = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps * cfg.launch.total_processes
     print(f"{name}: {cfg.sft.max_steps} steps of {per_step} worked answers, learning rate {cfg.sft.learning_rate:g}")
     callbacks = [MetricsFile(out.metrics, stage=name), FiniteGuard(name, cfg.sft.learning_rate), StepPace()]
     callbacks += [stopper] if stopper else []
-    rows = tokenized(sft_dataset(inputs.recipe, inputs.rows), inputs.tokenizer, inputs.recipe.toolbox.functions(),
-                     template_options(cfg), cfg.model.max_seq_length)
+    worked = sft_dataset(inputs.recipe, inputs.rows)
+    if column := image_column(worked):  # TRL's vision collator renders, tokenizes and masks them, pictures and all
+        rows = worked.select_columns(["prompt", "completion", column])
+    else:
+        rows = tokenized(worked, inputs.tokenizer, inputs.recipe.toolbox.functions(), template_options(cfg),
+                         cfg.model.max_seq_length)
     trainer = SFTTrainer(model=inputs.model, processing_class=inputs.tokenizer, args=args, train_dataset=rows,
                          callbacks=callbacks)
     use_step_lines(trainer, name)

@@ -9,6 +9,7 @@ from kit.config import build_config
 from kit.errors import KitError
 from kit.train.launch import launcher
 from kit.train.launch.launcher import accelerate_command, check_launch, drop_out_flag, failure_message, launch_configs
+from kit.train.launch.machines import run_machines
 
 
 def two(launcher_name="ddp", **model):
@@ -17,7 +18,9 @@ def two(launcher_name="ddp", **model):
 
 
 def test_command_runs_the_same_train_through_accelerate_with_the_kit_config():
-    command = accelerate_command(two("ddp"), ["gsm8k", "--num-processes", "2", "--out", "runs/x"])
+    cfg = two("ddp")
+    argv = ["gsm8k", "--num-processes", "2", "--out", "runs/x"]
+    command = accelerate_command(cfg, run_machines(cfg.launch, {}), argv)
     config = command[command.index("--config_file") + 1]
     assert config.endswith("kit/train/launch/ddp.yaml")
     assert command[command.index("--num_processes") + 1] == "2"
@@ -65,6 +68,13 @@ def test_failure_message_names_the_rank_that_failed_first():
     assert message.startswith("error: the run stopped: rank 1: RuntimeError: boom\n")
     assert "rank 1's messages are above, in lines starting [rank1]:" in message
     assert "without saying why" in failure_message(-9, None)
+
+
+def test_a_failure_on_another_machine_says_where_its_messages_are():
+    message = failure_message(1, "rank 3 (machine 1): RuntimeError: boom", this_machine=0)
+    assert message.startswith("error: the run stopped: rank 3 (machine 1): RuntimeError: boom\n")
+    assert "rank 3's messages are on machine 1's console (this is machine 0), in lines starting [rank3]:" in message
+    assert "are above" in failure_message(1, "rank 3 (machine 1): RuntimeError: boom", this_machine=1)
 
 
 def test_cli_refuses_before_starting_any_process(tmp_path, capsys):

@@ -72,6 +72,8 @@ def train_recipe(name: str, root: Path, judge_url: str) -> dict:
     write_run_file(run.out, cfg)
     asked = {stage: config_fields(run.stage_args[stage]) for stage in stages}
     model, tokenizer = loader.load_model(cfg.model, cfg.seed)
+    if recipe.pictures:
+        give_unsloths_modes(model)
     tools = prepare_tools(cfg, recipe, tokenizer)
     inputs = StageInputs(cfg, recipe, run.rewards, run.out,
                          drop_long_prompts(run.rows, tokenizer, cfg.data.max_prompt_length, tools), model, tokenizer)
@@ -81,9 +83,24 @@ def train_recipe(name: str, root: Path, judge_url: str) -> dict:
             trainer = STAGES[stage].train(inputs, run.stage_args[stage], stopper)
         report[stage] = {"trainer": type(trainer).__name__, "steps": trainer.state.global_step,
                          "asked": asked[stage], "held": config_fields(trainer.args)}
-        if stage == "sft":
+        if stage == "sft" and "input_ids" in trainer.train_dataset.column_names:  # pictures: the collator tokenizes
             report[stage] |= trained_text(trainer.train_dataset[0], tokenizer)
     return report
+
+
+def give_unsloths_modes(model) -> None:
+    """Unsloth's CPU backend refuses FastVisionModel, so this CPU loads a vision model with transformers + PEFT;
+    Unsloth's generated GRPO trainer calls the for_training / for_inference that FastVisionModel binds to the
+    model and each `.model` below it on a GPU (unsloth/models/vision.py, after get_peft_model). Bound here alike."""
+    import functools
+
+    from unsloth.models.vision import FastBaseModel
+
+    layer = model
+    while layer is not None:
+        layer.for_training = functools.partial(FastBaseModel.for_training, layer)
+        layer.for_inference = functools.partial(FastBaseModel.for_inference, layer)
+        layer = getattr(layer, "model", None)
 
 
 def trained_text(row: dict, tokenizer) -> dict:

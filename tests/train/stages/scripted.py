@@ -1,9 +1,9 @@
 """The tiny model never writes a tool call by itself: the first turn of a step, scripted for the trainer tests."""
 
 
-def script_first_turn(model, tokenizer, replies: list[str]):
+def script_first_turn(model, tokenizer, replies: list[str], every_call: bool = False):
     """model.generate, with its first call answered by replies[i % len(replies)] for row i, padded after EOS;
-    every later call (the turns after the tools' results) is the model's own."""
+    every later call (the turns after the tools' results) is the model's own, or scripted too (every_call)."""
     import torch
 
     real, calls = model.generate, []
@@ -11,7 +11,7 @@ def script_first_turn(model, tokenizer, replies: list[str]):
 
     def generate(*args, **kwargs):
         calls.append(1)
-        if len(calls) > 1:
+        if len(calls) > 1 and not every_call:
             return real(*args, **kwargs)
         prompts = kwargs["input_ids"]
         rows = [encoded[i % len(encoded)] for i in range(prompts.shape[0])]

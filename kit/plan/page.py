@@ -1,0 +1,82 @@
+"""The plan as a page: the settings, the terms with why each is there, the verdict, and what would fit.
+
+    print(describe(make_plan(cfg, shape, "T4", 15.0)))
+"""
+
+from __future__ import annotations
+
+from kit.config import RunConfig
+from kit.plan.memory import sequence_length
+from kit.plan.planner import Plan, suggested_utilization, training_beyond_vllm
+from kit.plan.shapes import ModelShape
+from kit.plan.vllm_share import vllm_utilization
+
+
+def settings_line(cfg: RunConfig, shape: ModelShape, gpu_gib: float) -> str:
+    m, g = cfg.model, cfg.grpo
+    pictures = f" + {shape.image_tokens} image" if shape.image_tokens else ""
+    weights = ("full fine-tuning" if m.full_finetuning
+               else f"{'4-bit' if m.load_in_4bit else '16-bit'} + LoRA r={m.lora_rank}")
+    generation = f"vLLM share {vllm_utilization(cfg, gpu_gib):.3g}" if m.fast_inference else "generate() without vLLM"
+    return (f"{weights}; {g.per_device_train_batch_size} completions per device step "
+            f"({g.num_generations} generations) x {sequence_length(cfg, shape)} tokens "
+            f"({cfg.data.max_prompt_length} prompt{pictures} + {g.max_completion_length} completion); "
+            f"checkpointing {m.gradient_checkpointing}; {g.optim}; {generation}")
+
+
+def processes_lines(cfg: RunConfig) -> list[str]:
+    """A run of several processes: this plan is one GPU's; what one optimizer step holds across all of them."""
+    launch, generations = cfg.launch, cfg.grpo.num_generations
+    if not launch.several_processes:
+        return []
+    machines = launch.num_machines or 1
+    across = f"{machines} machines x {launch.num_processes}" if machines > 1 else "on this machine"
+    completions = cfg.completions_per_step
+    return [f"  one GPU of {launch.total_processes} processes ({across}): each optimizer step holds {completions} "
+            f"completions across them ({completions // generations} prompts x {generations} generations)"]
+
+
+def picture_lines(shape: ModelShape) -> list[str]:
+    """What the plan knows of a vision-language model's pictures: how they become tokens, and how many it counted."""
+    if not shape.vision:
+        return []
+    counted = (f"{shape.image_tokens} image tokens in each prompt, counted" if shape.image_tokens else
+               "their image tokens are not counted: give the pictures' size (kit plan --image-size WxH, or the "
+               "recipe's PICTURE_SIZE)")
+    return [f"  pictures: {shape.vision.sizing}; {counted}"]
+
+
+def describe(plan: Plan) -> str:
+    cfg, shape = plan.cfg, plan.shape
+    kind = shape.vision.model_type if shape.vision else shape.model_type
+    lines = [f"memory plan: {cfg.model.name} ({shape.all_params / 1e9:.2f}B parameters, {kind}) "
+             f"on {plan.gpu} ({plan.gpu_gib:.1f} GiB)",
+             f"  {settings_line(cfg, shape, plan.gpu_gib)}",
+             *processes_lines(cfg),
+             *picture_lines(shape),
+             *[f"  not counted: {note}" for note in shape.left_out], "",
+             f"  {'term':<26} {'GiB':>7}  {'phase':<10} why"]
+    for term in plan.estimate.terms:
+        lines.append(f"  {term.name:<26} {term.gib:>7.2f}  {term.phase:<10} {term.why}")
+    phases = "largest of generation, scoring" if plan.reward_terms else "larger of generation"
+    lines.append(f"  {'needed at least':<26} {plan.estimate.peak_gib:>7.2f}  static + the {phases} and training")
+    if cfg.model.fast_inference:
+        share = vllm_utilization(cfg, plan.gpu_gib) * plan.gpu_gib
+        lines.append(f"  {'on this GPU':<26} {plan.peak_gib:>7.2f}  vLLM's share {share:.2f} "
+                     f"+ training beside it {training_beyond_vllm(plan.estimate):.2f}")
+    lines += ["", f"verdict: {plan.verdict}: {plan.peak_gib:.1f} of {plan.gpu_gib:.1f} GiB "
+                  f"({plan.peak_gib / plan.gpu_gib:.0%}); the estimate is good to about +-25%"]
+    lines += [f"  problem: {p}" for p in plan.problems]
+    lines += [f"  note: {n}" for n in plan.notes]
+    lines += ["", "largest that fits on this GPU (one setting at a time, the others as they are):"]
+    lines += [f"  {p}" for p in plan.proposals]
+    if cfg.model.fast_inference and not plan.problems:
+        lines += ["", vllm_share_line(plan)]
+    return "\n".join(lines)
+
+
+def vllm_share_line(plan: Plan) -> str:
+    cfg = plan.cfg
+    util = suggested_utilization(cfg, plan.shape, plan.estimate, plan.gpu_gib)
+    return (f"vLLM's share: gpu_memory_utilization {util} holds the whole generation batch at once and leaves "
+            f"training its room (now {vllm_utilization(cfg, plan.gpu_gib):.4g})")
