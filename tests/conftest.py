@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from kit.models.vllm_cpu_kernels import stand_in_for_unrunnable_kernels
+
+stand_in_for_unrunnable_kernels()  # tests import Unsloth directly too, whose vLLM probe kills an AVX2-only CPU
 pytest_plugins = ("tests.hang_guard",)  # a test past pyproject's `timeout` fails alone; see there
 
 REPO = Path(__file__).resolve().parent.parent

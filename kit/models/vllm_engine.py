@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,28 +47,75 @@ class VllmEngine:
         """The completions' token ids, in order; `lora_request` None is the base model."""
         from vllm import TokensPrompt
 
+        if self.llm is None or self.llm in SHUT_DOWN:
+            raise KitError("this vLLM engine was shut down (on a CPU a process runs one engine: loading another "
+                           "closes the one before); load the model again")
         prompts = [TokensPrompt(prompt_token_ids=ids) for ids in prompt_token_ids]
         try:
-            outputs = self.llm.generate(prompts, sampling_params(sampling), use_tqdm=progress,
-                                        lora_request=lora_request)
-        except (ValueError, RuntimeError) as err:  # an adapter vLLM cannot apply shows up at its first use
-            raise KitError(f"vLLM could not generate ({first_line(err)}); "
-                           "use --backend transformers to generate without it") from None
+            with eager_in_process():
+                outputs = self.llm.generate(prompts, sampling_params(sampling), use_tqdm=progress,
+                                            lora_request=lora_request)
+        except BaseException as err:
+            abort_unfinished(self.llm)
+            if isinstance(err, (ValueError, RuntimeError)):  # an adapter vLLM cannot apply shows up at its first use
+                raise KitError(f"vLLM could not generate ({first_line(err)}); "
+                               "use --backend transformers to generate without it") from None
+            raise
         return [list(output.outputs[0].token_ids) for output in outputs]
 
     def close(self) -> None:
-        """Shut the engine down now, so that another can have its memory. vllm.LLM has no shutdown of its own:
-        this is what vLLM's AsyncLLM.shutdown does. On a GPU the engine core is a process of its own, which holds
-        its 0.9 of the GPU's memory until it is shut down: left to the garbage collector, that may come after the
-        next engine has asked for its own (or never: see start_llm). On a CPU it runs in this process
-        (CPU_SETTINGS), where its shutdown, like its garbage collection, also ends vLLM's process-wide state: an
-        engine loaded after it works, one loaded before it no longer generates."""
-        if self.llm is None:
-            return
-        engine = self.llm.llm_engine
-        engine.renderer.shutdown()
-        engine.engine_core.shutdown()
+        """Shut the engine down now, so that another can have its memory. On a GPU the engine core is a process of
+        its own, which holds its 0.9 of the GPU's memory until it is shut down: left to the garbage collector, that
+        may come after the next engine has asked for its own (or never: see start_llm). On a CPU see RUNNING_HERE."""
+        if self.llm is not None:
+            shut_down(self.llm)
         self.llm = None
+
+
+# vllm.LLM objects whose engine runs in this process (a CPU: CPU_SETTINGS). They share vLLM's process-wide state
+# (its parallel groups), which the first of them to shut down ends for all, whether closed or collected by the
+# garbage collector at any later moment (vLLM finalizes a collected engine). So a new engine first shuts down
+# the ones before it, at a moment the kit chooses; an engine loaded after a collection would otherwise stop
+# generating whenever the collector reached the old one.
+RUNNING_HERE: weakref.WeakSet = weakref.WeakSet()
+SHUT_DOWN: weakref.WeakSet = weakref.WeakSet()  # so that an engine shut down by a later load says so when used
+
+
+def in_process() -> bool:
+    return not env.has_gpu()
+
+
+def shut_down(llm) -> None:
+    """What vLLM's AsyncLLM.shutdown does (vllm.LLM has no shutdown of its own); after it, collecting `llm` does
+    nothing more."""
+    engine = llm.llm_engine
+    engine.renderer.shutdown()
+    engine.engine_core.shutdown()
+    RUNNING_HERE.discard(llm)
+    SHUT_DOWN.add(llm)
+
+
+def abort_unfinished(llm) -> None:
+    """Drop the requests a failed or interrupted generate left queued: vLLM's offline loop runs until no request
+    is left, so the next generate would otherwise wait on them for good."""
+    engine = getattr(llm, "llm_engine", None)
+    states = getattr(getattr(engine, "output_processor", None), "request_states", None)
+    if states:
+        engine.abort_request(list(states), internal=True)
+
+
+@contextmanager
+def eager_in_process():
+    """vLLM's CPU sampler is a torch.compile'd function, and Unsloth, once it compiled something in this process,
+    leaves inductor's settings (memory planning) such that graphs compiled after fail an aliasing check in
+    inference mode. Eager there gives the same tokens; on a GPU the engine is another process, left alone."""
+    if not in_process():
+        yield
+        return
+    import torch
+
+    with torch.compiler.set_stance("force_eager"):
+        yield
 
 
 def sampling_params(sampling):
@@ -119,11 +168,20 @@ def start_llm(path: str, settings: dict):
     frames for good, and an LLM in one of them would outlive VllmEngine.close with its weights and KV cache."""
     from vllm import LLM
 
+    if in_process():
+        for earlier in list(RUNNING_HERE):
+            shut_down(earlier)
     try:
-        return LLM(model=path, **settings)
+        return running_here(LLM(model=path, **settings))  # no local here: see above
     except Exception as err:  # noqa: BLE001 - vLLM raises many kinds; each is one line for the user
         raise KitError(f"vLLM could not load {path} ({first_line(err)}); "
                        "use --backend transformers to generate without it") from None
+
+
+def running_here(llm):
+    if in_process():
+        RUNNING_HERE.add(llm)
+    return llm
 
 
 def model_context(path: str, wanted: int) -> int:

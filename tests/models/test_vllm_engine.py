@@ -17,7 +17,7 @@ from kit import env
 from kit.errors import KitError
 from kit.eval.generate import Sampling, generate, prompt_token_ids
 from kit.models.inference import CPU_ADAPTER_VLLM_MIN_TOKENS, choose_backend, load_for_inference
-from kit.models.vllm_engine import lora_rank_limit
+from kit.models.vllm_engine import eager_in_process, lora_rank_limit
 
 PROMPTS = [[{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": question}]
            for question in ("What is 2 plus 3?", "Name a colour.", "What is the capital of France?",
@@ -67,7 +67,9 @@ def both_backends(model_and_adapter):
         tuned = generate(loaded.model, loaded.tokenizer, PROMPTS, GREEDY, lora_request=loaded.lora_request,
                          progress=False)
         texts[backend] = {"base": base, "adapter": tuned, "loaded": loaded}
-    return texts
+    yield texts
+    for backend in texts.values():
+        backend["loaded"].close()  # now, not whenever the collector reaches it (kit.models.vllm_engine.RUNNING_HERE)
 
 
 def test_greedy_text_equals_transformers_without_the_adapter(both_backends):
@@ -89,8 +91,9 @@ def test_vllm_gets_the_tokenizers_chat_template_tokens(both_backends):
     assert ours == template
     from vllm import SamplingParams, TokensPrompt
 
-    outputs = loaded.model.llm.generate([TokensPrompt(prompt_token_ids=ids) for ids in ours],
-                                        SamplingParams(max_tokens=1), use_tqdm=False)
+    with eager_in_process():  # as VllmEngine.generate calls it
+        outputs = loaded.model.llm.generate([TokensPrompt(prompt_token_ids=ids) for ids in ours],
+                                            SamplingParams(max_tokens=1), use_tqdm=False)
     assert [list(o.prompt_token_ids) for o in outputs] == ours
     assert "Answer briefly." in loaded.tokenizer.decode(outputs[0].prompt_token_ids)
 
@@ -113,8 +116,9 @@ def test_generation_stops_at_the_end_of_turn(both_backends):
     from vllm import SamplingParams, TokensPrompt
 
     ids = prompt_token_ids(loaded.tokenizer, PROMPTS)
-    outputs = loaded.model.llm.generate([TokensPrompt(prompt_token_ids=i) for i in ids],
-                                        SamplingParams(max_tokens=200, temperature=0), use_tqdm=False)
+    with eager_in_process():
+        outputs = loaded.model.llm.generate([TokensPrompt(prompt_token_ids=i) for i in ids],
+                                            SamplingParams(max_tokens=200, temperature=0), use_tqdm=False)
     stopped = [o.outputs[0] for o in outputs if o.outputs[0].finish_reason == "stop"]
     assert stopped, "no answer ended before 200 tokens"
     assert all("<|im_end|>" not in o.text for o in stopped)
@@ -162,3 +166,33 @@ def test_the_backend_is_said_and_can_be_forced(capsys, monkeypatch):
     assert choose_backend("auto") == "transformers"
     with pytest.raises(KitError, match="--backend vllm: vLLM is not installed"):
         choose_backend("vllm")
+
+
+def test_vllm_generates_eager_when_its_engine_runs_in_this_process(monkeypatch):
+    """vLLM's CPU sampler is a compiled function, which fails once Unsloth has changed inductor's settings in this
+    process (CI met it); on a GPU the engine is a process of its own and keeps its compiled code."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from kit.models.vllm_engine import VllmEngine
+
+    compiled = []
+
+    def backend(graph, inputs):
+        compiled.append(graph)
+        return graph.forward
+
+    sample = torch.compile(lambda logits: logits.softmax(-1).argmax(-1), backend=backend)
+
+    class Llm:
+        def generate(self, prompts, params, **kwargs):
+            sample(torch.ones(len(prompts), 3))
+            return [SimpleNamespace(outputs=[SimpleNamespace(token_ids=[7])]) for _ in prompts]
+
+    monkeypatch.setattr(env, "has_gpu", lambda: False)
+    assert VllmEngine(Llm()).generate([[1, 2]], GREEDY, progress=False) == [[7]]
+    assert compiled == []
+    monkeypatch.setattr(env, "has_gpu", lambda: True)
+    VllmEngine(Llm()).generate([[1, 2]], GREEDY, progress=False)
+    assert len(compiled) == 1

@@ -46,3 +46,52 @@ def test_a_closed_engine_is_gone_and_the_next_one_generates(tiny_model):
     probe = json.loads(done.stdout.strip().splitlines()[-1])
     assert probe["left"] == [], f"the closed engine's {probe['left']} still hold its weights and KV cache"
     assert probe["after"] == probe["before"] and len(probe["after"][0]) == 6
+
+
+LIFETIMES = """
+import json, sys
+from kit.errors import KitError
+from kit.eval.generate import Sampling
+from kit.models.inference import load_for_inference
+
+greedy, prompt = Sampling(max_new_tokens=6), [[1, 2, 3]]
+first = load_for_inference(sys.argv[1], backend="vllm")
+before = first.model.generate(prompt, greedy, progress=False)
+client = first.model.llm.llm_engine.engine_core
+second = load_for_inference(sys.argv[1], backend="vllm")
+try:
+    first.model.generate(prompt, greedy, progress=False)
+    shut = None
+except KitError as err:
+    shut = str(err)
+client._finalizer()  # what vLLM runs when the collector reaches the first engine, at whatever moment that comes
+after_collection = second.model.generate(prompt, greedy, progress=False)
+
+engine = second.model.llm.llm_engine
+def failing_step():
+    raise RuntimeError("a step failed")
+engine.step = failing_step  # a generate that fails part-way, its requests queued
+try:
+    second.model.generate(prompt, greedy, progress=False)
+    failed = None
+except KitError as err:
+    failed = str(err)
+del engine.step
+print(json.dumps({"before": before, "shut": shut, "after_collection": after_collection, "failed": failed,
+                  "queued": engine.get_num_unfinished_requests(),
+                  "again": second.model.generate(prompt, greedy, progress=False)}))
+"""
+
+
+def test_a_later_engine_outlives_the_collection_of_an_earlier_one_and_a_failed_call(tiny_model):
+    """On a CPU every engine runs in this process (kit.models.vllm_engine.RUNNING_HERE): a new load shuts the
+    ones before it down, so the collector reaching one later changes nothing, and a call that fails part-way
+    leaves no request queued for the next (vLLM's loop would wait on it for good)."""
+    done = subprocess.run([sys.executable, "-c", LIFETIMES, str(tiny_model)], cwd=REPO, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    probe = json.loads(done.stdout.strip().splitlines()[-1])
+    assert probe["after_collection"] == probe["before"]
+    assert probe["shut"].startswith("this vLLM engine was shut down")
+    assert probe["failed"].startswith("vLLM could not generate (a step failed)")
+    assert probe["queued"] == 0 and probe["again"] == probe["before"]
