@@ -106,9 +106,10 @@ def abort_unfinished(llm) -> None:
 
 @contextmanager
 def eager_in_process():
-    """vLLM's CPU sampler is a torch.compile'd function, and Unsloth, once it compiled something in this process,
-    leaves inductor's settings (memory planning) such that graphs compiled after fail an aliasing check in
-    inference mode. Eager there gives the same tokens; on a GPU the engine is another process, left alone."""
+    """vLLM's CPU sampler is a torch.compile'd function (a speed workaround), and once Unsloth has compiled
+    something in this process, inductor's settings are left changed (memory planning among them) and graphs
+    compiled after fail an aliasing check in inference mode. Eager samples from the same distribution; on a GPU
+    the engine is another process, left alone."""
     if not in_process():
         yield
         return
