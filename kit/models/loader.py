@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from kit import ranks
+from kit import compile_cache, ranks
 from kit.config import ModelConfig
 from kit.models.load_settings import (
     cannot_load,
@@ -34,6 +34,8 @@ os.environ.setdefault("UNSLOTH_DISABLE_STATISTICS", "1")  # no network calls at 
 import unsloth  # noqa: F401, I001, E402  (must come before trl / transformers trainers, so not sorted)
 import torch  # noqa: E402
 from unsloth import FastLanguageModel  # noqa: E402
+
+compile_cache.separate_per_cpu()  # again: Unsloth's import drops TORCHINDUCTOR_CACHE_DIR (kit/compile_cache.py)
 
 
 def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
