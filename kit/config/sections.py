@@ -121,6 +121,9 @@ class GRPOSection(Section):
     optim: str = Field("adamw_8bit", description="transformers' optimizer name; 8-bit Adam: ~75% less optimizer "
                        "memory (GPU only)")
     logging_steps: int = Field(1, gt=0, description="steps between logged metrics (the health checks read each)")
+    memory_probe: bool | None = Field(
+        None, description="one step at the run's largest shapes before training, thrown away: its peak recorded beside "
+        "the plan's, and a run the GPU cannot hold stopped in the first minute; null: on with a GPU")
     save_minutes: float | None = Field(
         10, gt=0, description="a checkpoint at least this often (null: off), so a crash loses less")
     save_steps: int = Field(100, gt=0, description="and a checkpoint every this many steps (also on Ctrl-C / SIGTERM)")

@@ -30,7 +30,7 @@ KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed",
             "reward_weights": "the recipe's weights (rewards.<name>=W)", "save_strategy": "grpo.save_steps",
             **CHECKPOINTING_SET_BY}
 # The `grpo` settings the kit acts on itself, not TRL: a checkpoint callback, the tool budget.
-KIT_ONLY = {"save_minutes", "tool_calls_per_turn", "tool_seconds_per_rollout"}
+KIT_ONLY = {"save_minutes", "tool_calls_per_turn", "tool_seconds_per_rollout", "memory_probe"}
 TRL_EPSILON = 0.2  # GRPOConfig's clip range
 CISPO_EPSILON_HIGH = 5.0  # CISPO's cap on the importance weight: ScaleRL's value, as TRL's docs and Unsloth give it
 # loss_type gspo is the kit's name; TRL 1.15 has no such loss_type. Its GSPO (the paper index's recipe) is loss_type
@@ -106,8 +106,7 @@ def held_settings(cfg: RunConfig, trainer_args) -> dict:
 
 def plain(value):
     """A trainer value as YAML can hold it: enums by their value, tuples as lists."""
-    value = getattr(value, "value", value)
-    return list(value) if isinstance(value, tuple) else value
+    return list(value) if isinstance(value := getattr(value, "value", value), tuple) else value
 
 
 def rank_settings(cfg: RunConfig) -> dict:
@@ -136,6 +135,7 @@ def train(inputs: StageInputs, args, stopper):
     """
     from kit.monitor.finite import non_finite_stop
     from kit.monitor.gaming import watch_for_gaming
+    from kit.plan.probe import MemoryProbe, probe_applies
     from kit.plan.record import MemoryRecorder
     from kit.train.evaluation import HeldOutCurve, check_every
     from kit.train.resume import SaveAtEnd, SaveEveryMinutes
@@ -160,6 +160,8 @@ def train(inputs: StageInputs, args, stopper):
         trainer.add_callback(SaveEveryMinutes(cfg.grpo.save_minutes))
     if ranks.is_main():
         trainer.add_callback(MemoryRecorder(out.run_file, inputs.plan))
+    if probe_applies(cfg) and not inputs.recipe.toolbox and not ranks.in_worker():  # kit/plan/probe.py says why
+        trainer.add_callback(MemoryProbe(trainer, out.run_file, inputs.plan, cfg.grpo.optim))
     curve = None
     if (every := check_every(cfg)) and inputs.held_out is not None and inputs.held_out.rows is not None:
         trainer.add_callback(curve := HeldOutCurve(inputs.held_out, inputs.name, every, out.metrics))

@@ -65,8 +65,8 @@ def train_recipe(name: str, root: Path, judge_url: str) -> dict:
     offline = {reward.name: "kit:tiny-reward" for reward in recipe.rewards.rewards if trait(reward.fn, "source")
                and trait(reward.fn, "source")["kind"] == "reward_model"}  # a reward model of the hub's, offline
     cfg = recipe.config({}, {"profile": "smoke", "output_dir": str(root / name), "eval": {"n": 0}, "stages": stages,
-                             "sft": {"max_steps": 1}, "grpo": {"max_steps": 1}, "reward_models": offline,
-                             "judge": {"base_url": judge_url}}, gpu=False)  # an LLM judge's endpoint, here
+                             "sft": {"max_steps": 1}, "grpo": {"max_steps": 1, "memory_probe": True},  # as on a GPU
+                             "reward_models": offline, "judge": {"base_url": judge_url}}, gpu=False)  # judge: here
     run = prepare_run(cfg, recipe)
     run.out.root.mkdir(parents=True)
     write_run_file(run.out, cfg)
