@@ -60,6 +60,12 @@ Optional (each ends with what the kit does without it):
         completion that works the task out should mention, e.g. ("prompt",) for a word problem. While GRPO
         trains, the kit warns when the completions it reinforces stop mentioning them (kit/monitor/gaming.py).
         Absent: that check is off (right for tasks answered without working, such as a sum).
+    HUB_ID: str
+        the hub dataset `prepare` reads when `source` is None, e.g. "openai/gsm8k"; `kit recipes` lists it.
+        Absent: `kit recipes` shows DATA.
+    DATA: str
+        where the rows come from without a hub dataset, in a few words ("generated: 400 pairs", "your
+        file (a sample ships)"), for `kit recipes`. Absent: "made by the recipe".
 """
 
 from __future__ import annotations
@@ -105,6 +111,7 @@ class Recipe:
     pictures: bool = False
     picture_size: tuple[int, int] | None = None
     fact_columns: tuple[str, ...] = ()
+    data: str = "made by the recipe"  # where the rows come from: "hub <id>", or the recipe's DATA
 
     def config(self, file_layer: dict, overrides: dict, gpu: bool) -> RunConfig:
         """A run's settings with this recipe: its defaults < profile < a config file < flags and overrides."""
@@ -137,6 +144,8 @@ ATTRIBUTES: dict[str, tuple[Callable[[Any], bool], str]] = {
                      "(width, height) in pixels, e.g. (640, 480)"),
     "FACT_COLUMNS": (lambda v: isinstance(v, tuple) and all(isinstance(c, str) for c in v),
                      'a tuple of column names, e.g. ("prompt",)'),
+    "HUB_ID": (lambda v: isinstance(v, str) and "/" in v, 'a hub dataset id, e.g. "openai/gsm8k"'),
+    "DATA": (lambda v: isinstance(v, str), 'a few words, e.g. "your file (a sample ships)"'),
 }
 KNOWN = (f"a recipe defines {' and '.join(REQUIRED)}, and may define "
          f"{', '.join(a for a in ATTRIBUTES if a not in REQUIRED)}; kit/recipe.py says what each is")
@@ -174,6 +183,7 @@ def recipe_from_module(module: ModuleType, spec: str, check_tools: bool = True) 
         pictures=getattr(module, "PICTURES", False),
         picture_size=getattr(module, "PICTURE_SIZE", None),
         fact_columns=getattr(module, "FACT_COLUMNS", ()),
+        data=f"hub {module.HUB_ID}" if hasattr(module, "HUB_ID") else getattr(module, "DATA", Recipe.data),
     )
 
 
@@ -181,7 +191,7 @@ def _refuse_misspelled(module: ModuleType, spec: str) -> None:
     """A typo the kit would otherwise skip in silence (`DEFAULT = {...}` trains with none of those settings).
 
     A public name counts as a typo when its spelling is close to an attribute the kit reads (any case), that
-    attribute is absent, and the value is of its kind: so `prepare_rows`, `HUB_ID` or a list called NAMES,
+    attribute is absent, and the value is of its kind: so `prepare_rows`, `HUB_SPLIT` or a list called NAMES,
     a recipe's own helpers, pass."""
     defined = {name for name in vars(module) if not name.startswith("_")}
     by_lower = {attr.lower(): attr for attr in ATTRIBUTES}

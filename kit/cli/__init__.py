@@ -157,6 +157,12 @@ def doctor_command(args: argparse.Namespace) -> int:
     return run_doctor(Path(args.out) if args.out else None, args.steps)
 
 
+def recipes_command(args: argparse.Namespace) -> int:
+    from kit.cli.recipes import copy_recipe, list_recipes
+
+    return copy_recipe(args.name, args.destination) if args.recipes_command == "copy" else list_recipes()
+
+
 def chat_command(args: argparse.Namespace) -> int:
     from kit.eval.chat import chat_loop, chat_recipe
     from kit.recipes import load_recipe
@@ -189,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         commands = {"train": train_command, "export": export_command, "rewards": rewards_command,
                     "eval": eval_command, "chat": chat_command, "plan": plan_command,
-                    "push": push_command, "doctor": doctor_command}
+                    "push": push_command, "doctor": doctor_command, "recipes": recipes_command}
         return commands[args.command](args)
     except KitError as err:
         close_progress_bars()

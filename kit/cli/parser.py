@@ -119,6 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: the recipe's sample data)")
     add_reward_model(check)
     add_verbose(check)
+
+    recipes = commands.add_parser("recipes", help="list the shipped recipes; `recipes copy NAME FILE.py` starts yours")
+    recipes_commands = recipes.add_subparsers(dest="recipes_command")
+    copy = recipes_commands.add_parser("copy", help="write an editable copy of a shipped recipe, which trains as it is")
+    copy.add_argument("name", help="a shipped recipe (python -m kit recipes lists them)")
+    copy.add_argument("destination", help="the new file, e.g. my_task.py (never over an existing one)")
     return parser
 
 

@@ -5,7 +5,8 @@
     load_recipe("./my_task.py")    # a file
 
 Each module is a dataset preparer + a reward bundle + the settings it needs; kit/recipe.py is the contract.
-Copy `gsm8k.py` to start a new one.
+`python -m kit recipes` lists them; `python -m kit recipes copy gsm8k my_task.py` starts a new one
+(kit/cli/recipes.py).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from kit.recipes.digit_sum import EVAL, REWARDS, SAMPLE_COMPLETIONS, read_local,
 
 HELD_OUT = 200
 LARGEST = 19
+DATA = "generated: 400 pairs"
 
 DEFAULTS = {
     "data": {"max_prompt_length": 64},

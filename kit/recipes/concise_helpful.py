@@ -30,6 +30,7 @@ from kit.rewards import RewardBundle, ideal_length, llm_judge
 from kit.rewards.text import completion_text
 
 SYSTEM_PROMPT = "You are a helpful assistant. Answer the request directly and briefly."
+DATA = "your file (a sample ships)"
 TARGET_WORDS = 40  # a concise reply's length; the length reward falls to 0 at 0 and 80 words
 
 RUBRIC = """Grade a reply to a user's request.

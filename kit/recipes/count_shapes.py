@@ -26,6 +26,7 @@ from kit.rewards import RewardBundle, answer_correct, numeric_closeness, tag_for
 SIZE = 64
 KINDS = ("circle", "square", "triangle")
 ROWS = {"train": 2000, "test": 200}
+DATA = "generated: drawn pictures"
 ANSWER_FORMAT = tag_format("answer", r"\d+")
 
 PICTURES = True  # rows carry an `image`: the smoke profile trains kit:tiny-vision

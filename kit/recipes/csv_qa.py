@@ -30,6 +30,7 @@ from kit.rewards.fields import normalise_text
 from kit.rewards.text import completion_text
 
 ANSWER_TYPES = ("number", "text", "choice")
+DATA = "your file (a sample ships)"
 SHORT_TEXT_WORDS = 4  # a text answer this short is matched exactly; a longer one by similarity
 RIGHT_FROM = 0.8  # in evaluation, a fuzzy similarity this high counts as right (exact and numeric give 0 or 1)
 

@@ -29,6 +29,7 @@ from kit.rewards import (
 )
 
 HELD_OUT = 200
+DATA = "generated: three-digit sums"
 ANSWER_FORMAT = tag_format("answer", r"-?\d+")
 
 REWARDS = RewardBundle(

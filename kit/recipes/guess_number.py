@@ -31,6 +31,7 @@ BOUND = math.ceil(math.log2(LARGEST))  # guesses binary search needs at most: 6
 SYSTEM_PROMPT = (f"I picked a whole number from 1 to {LARGEST}. Find it with the guess tool; each guess tells you "
                  "higher, lower or correct. When it is correct, reply with the number.")
 SPLIT_SIZES = {"train": 400, "test": 100}
+DATA = "generated: numbers 1-50"
 
 
 class HiddenNumber:

@@ -22,7 +22,7 @@ from kit.rewards import RewardBundle, reward_model
 
 REWARD_MODEL = "Skywork/Skywork-Reward-V2-Qwen3-0.6B"  # 0.6B parameters, ~1.2 GB in bf16 beside the policy
 
-SYSTEM_PROMPT = same_task.SYSTEM_PROMPT
+SYSTEM_PROMPT, DATA = same_task.SYSTEM_PROMPT, same_task.DATA
 prepare, write_sample, SAMPLE_COMPLETIONS = same_task.prepare, same_task.write_sample, same_task.SAMPLE_COMPLETIONS
 
 preference = reward_model(REWARD_MODEL, normalise="sigmoid", name="preference")
@@ -33,4 +33,4 @@ EVAL = Scoring(strict=(Passes(preference, 0.7), same_task.finished_reply), lenie
 
 DEFAULTS = {"grpo": {"max_completion_length": 128}}
 
-__all__ = ["DEFAULTS", "EVAL", "REWARDS", "SAMPLE_COMPLETIONS", "SYSTEM_PROMPT", "prepare", "write_sample"]
+__all__ = ["DATA", "DEFAULTS", "EVAL", "REWARDS", "SAMPLE_COMPLETIONS", "SYSTEM_PROMPT", "prepare", "write_sample"]

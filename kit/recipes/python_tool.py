@@ -28,6 +28,7 @@ from kit.rewards import RewardBundle, exact_match, last_number_correct, tag_form
 from kit.tools import python_tool
 from kit.tools.python import NO_OUTPUT, finished_and_printed
 
+HUB_ID, HUB_CONFIG = gsm8k.HUB_ID, gsm8k.HUB_CONFIG  # gsm8k's questions, with a tool to work them
 SYSTEM_PROMPT = ("Use the python tool to compute, then give the final answer as <answer>N</answer>.")
 TOOLS = [python_tool(timeout=5.0, memory_mb=256)]
 # a number: digits, commas between groups of three, a decimal part ('299114', '-1,234.5'; not ',' or '1,2')
@@ -65,7 +66,7 @@ SAMPLE_SIZES = {"train": 512, "test": 200}
 
 def prepare(split: str, source: str | None):
     """GSM8K from the hub (source None), or a local file: GSM8K's columns, or the sample's `prompt`/`answer`."""
-    table = load_table(source, gsm8k.HUB_ID, split, gsm8k.HUB_CONFIG)
+    table = load_table(source, HUB_ID, split, HUB_CONFIG)
     if "prompt" in table.column_names:
         require_columns(table, ["prompt", "answer", "expression", "result"], f"data {source}")
         return table.map(lambda row: {"answer": str(row["answer"])})
