@@ -16,12 +16,14 @@
 #   make gpu-check [SHAPE=tiny|qwen2.5-1.5b|smollm2 STEPS=4 OUT=file.json]   # the GPU route end to end, offline, one line a check
 #   make test                # ruff, then every test (pytest --all: the slow end-to-end runs too; CI runs this)
 #   make test-quick          # ruff, then the developer's loop (pytest: the slow tests left out, about 1.5 minutes)
+#   make docs                # the documentation site from docs/ into site/ (--strict: a broken link fails)
+#   make docs-serve          # the same, served at http://127.0.0.1:8000 while you edit
 
 RECIPE ?= gsm8k
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: install train plan demo demo-real demo-tools demo-vision judge-server export doctor gpu-check test test-quick clean
+.PHONY: install train plan demo demo-real demo-tools demo-vision judge-server export doctor gpu-check test test-quick docs docs-serve clean
 
 comma := ,
 
@@ -79,6 +81,12 @@ test: $(STAMP)
 test-quick: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
+
+docs: $(STAMP)
+	$(PY) -m mkdocs build --strict
+
+docs-serve: $(STAMP)
+	$(PY) -m mkdocs serve
 
 clean:
 	rm -rf .venv .pytest_cache outputs

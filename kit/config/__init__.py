@@ -8,7 +8,7 @@ Layers, later wins: the schema's defaults < the recipe's DEFAULTS < the profile 
 
 Where each part lives: the sections, each setting with its help, in `sections`; RunConfig in `schema`; the
 rules that span fields in `rules`; the smoke and CPU-full profiles in `profiles`; the merging of the layers in
-`layers`; and the settings reference (the README's table, `kit train --help`) rendered from them in `reference`,
+`layers`; and the settings reference (docs/settings.md, `kit train --help`) rendered from them in `reference`,
 which is not imported here so that `python -m kit.config.reference` runs it cleanly.
 """
 

@@ -43,7 +43,7 @@ class RunConfig(Section):
     stages: list[Literal["sft", "grpo"] | dict[Literal["sft", "grpo"], dict[str, Any] | None]] = Field(
         default_factory=lambda: ["grpo"], min_length=1,
         description="the training stages, in order, e.g. `[sft, grpo]`; an entry may carry its own settings, "
-        "`{grpo: {rewards: {answer_correct: 0}, max_steps: 50}}` (README, Multi-stage training)")
+        "`{grpo: {rewards: {answer_correct: 0}, max_steps: 50}}` (docs/settings.md, Multi-stage training)")
     eval: EvalConfig = Field(default_factory=EvalConfig)
     monitor: MonitorConfig = Field(default_factory=MonitorConfig)
     save: SaveConfig = Field(default_factory=SaveConfig)
@@ -58,8 +58,8 @@ class RunConfig(Section):
                                         "success rate")
     code_isolation: Literal["auto", "bubblewrap", "namespaces", "unisolated"] = Field(
         "auto", description="where code rewards run model-written code (kit/sandbox): auto takes bubblewrap, else "
-        "the kit's own namespaces (root); unisolated (no namespaces: README, The code sandbox) must be asked for by "
-        "name")
+        "the kit's own namespaces (root); unisolated (no namespaces: docs/rewards.md, The code sandbox) must be "
+        "asked for by name")
     cpu_threads: Literal["auto"] | PositiveInt = Field(
         "auto", description="torch's threads without a GPU: auto uses the cores other programs leave free, "
         "counted at the start and again when a step slows (kit/cpu_threads.py); a number such as 2 fixes the count")

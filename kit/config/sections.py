@@ -1,5 +1,5 @@
 """The sections of a run's config, one pydantic model per part of a run, each field with its help beside it
-(`description=`): kit.config.reference renders them into the README's settings table and `kit train --help`.
+(`description=`): kit.config.reference renders them into the settings page (docs/settings.md) and `kit train --help`.
 Each section's docstring says which module reads it. kit.config.schema gathers them into RunConfig.
 """
 
@@ -87,13 +87,13 @@ class GRPOSection(Section):
         "dapo", description="the loss: dapo divides by the batch's token count; grpo averages each completion's "
         "tokens; dr_grpo divides by a constant (max_completion_length); gspo: grpo with one importance ratio per "
         "completion (TRL's importance_sampling_level sequence), whose update is grpo's while training stays on-policy "
-        "(README, Loss types)")
+        "(docs/settings.md, Loss types)")
     scale_rewards: Literal["group", "batch", "none"] = Field(
         "group", description="advantages are divided by the group's reward std, the batch's, or nothing; none is "
         "Dr. GRPO's, and the default with loss_type dr_grpo")
     mask_truncated_completions: bool = Field(
         False, description="true: cut-off completions leave the loss (DAPO); pair with a length cap")
-    # Both resolved by the kit from the loss, never left to Unsloth (README, "Settings").
+    # Both resolved by the kit from the loss, never left to Unsloth (docs/settings.md).
     epsilon: float | None = Field(None, gt=0, description="clip range of the policy ratio; null: 0.2 (TRL's), or 3e-4 "
                                   "with loss_type gspo (the GSPO paper's)")
     epsilon_high: float | None = Field(None, gt=0, description="upper clip (DAPO's clip-higher: 0.28); null: epsilon, "

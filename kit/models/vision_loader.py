@@ -7,7 +7,7 @@ takes the tokenizer's place from here on: TRL's trainers switch to their vision 
 
 On a GPU, FastVisionModel loads it (4-bit, vLLM with fast_inference) and puts LoRA on the language layers, and on
 the vision tower's too when model.finetune_vision_layers is set; Unsloth's vLLM path refuses LoRA on the vision
-tower, so the two do not go together (README, "Vision"). Unsloth's CPU backend refuses FastVisionModel, so a CPU
+tower, so the two do not go together (docs/pictures.md). Unsloth's CPU backend refuses FastVisionModel, so a CPU
 loads with transformers' image-text-to-text auto class and PEFT.
 """
 

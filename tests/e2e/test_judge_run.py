@@ -57,7 +57,8 @@ def test_a_judge_killed_mid_run_is_said_and_persisting_failures_stop_the_run(tmp
 
 
 def test_make_train_with_a_served_judge_then_kit_eval_scores_with_it(tmp_path):
-    """The README's three commands: a judge server, `make train RECIPE=concise_helpful`, `kit eval`."""
+    """The rewards page's three commands (docs/rewards.md): a judge server, `make train RECIPE=concise_helpful`,
+    `kit eval`."""
     port = free_port()
     server = llama_server(port)
     try:

@@ -1,4 +1,5 @@
-"""The README's guide-style recipe, run as printed: its data, its recipe file and its commands, in a fresh folder.
+"""The docs' guide-style recipe (docs/recipes.md), run as printed: its data, its recipe file and its commands, in a
+fresh folder.
 
 What a new user who followed the guide ran into, each checked here: `kit eval` scores exactly the rows the run held
 out; run.yaml records every reward and reruns the same run; the guide's curriculum trains as stages; a numeric gold
@@ -25,7 +26,7 @@ SECTION = "### A recipe in the guide's style"
 
 def readme_blocks() -> dict[str, str]:
     """The section's code blocks: the data maker, the recipe file, the commands."""
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs" / "recipes.md").read_text()  # the Recipes page
     section = text[text.index(SECTION):]
     section = section[:section.index("\n**gsm8k**")]
     blocks = re.findall(r"```(\w+)\n(.*?)```", section, re.S)

@@ -10,8 +10,9 @@ from kit.recipes import csv_qa, load_recipe
 from tests.conftest import REPO, chat
 from tests.recipes.samples import prepared_samples
 
-# The README's bring-your-own-data example, as the README shows it.
-README_CSV = re.search(r"\*\*csv_qa\*\*.*?```csv\n(.*?)```", (REPO / "README.md").read_text(), re.DOTALL).group(1)
+# The bring-your-own-data example, as the Recipes page (docs/recipes.md) shows it.
+RECIPES_PAGE = (REPO / "docs" / "recipes.md").read_text()
+README_CSV = re.search(r"\*\*csv_qa\*\*.*?```csv\n(.*?)```", RECIPES_PAGE, re.DOTALL).group(1)
 
 
 def write_csv(tmp_path, text, name="questions.csv"):

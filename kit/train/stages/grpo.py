@@ -113,7 +113,7 @@ def rank_settings(cfg: RunConfig) -> dict:
     """GRPOConfig fields for a rank of a multi-process run, where Unsloth's loader did not set them up.
 
     vLLM runs inside each rank (colocate); for a separate vLLM server started with `trl vllm-serve`, set
-    grpo.extra.vllm_mode=server (README, "More than one GPU").
+    grpo.extra.vllm_mode=server (docs/several-gpus.md).
     """
     if not ranks.in_worker():
         return {}
