@@ -1,6 +1,6 @@
 """The recipe contract: what a task module gives the kit (kit.recipes finds one by name, path or file).
 
-A recipe is a plain module (`kit/recipes/<name>.py`, any importable `pkg.module`, or a `.py` file). This is the
+A recipe is a plain module (`recipes/<name>.py`, any importable `pkg.module`, or a `.py` file). This is the
 one list of what the kit reads from it; `recipe_from_module` checks each kind, and refuses a public name
 one slip away from one of these (`DEFAULT`, `SYSTEM_PROMT`, `Eval`) rather than ignore it.
 
@@ -44,7 +44,7 @@ Optional (each ends with what the kit does without it):
         which rewards get as a list of messages. Absent: one reply per prompt.
     PICTURES: bool
         True when the rows show the model pictures (an `image` or `images` column of PIL images, e.g.
-        kit/recipes/count_shapes.py): the smoke profile then trains the kit's tiny vision-language model
+        recipes/count_shapes.py): the smoke profile then trains the kit's tiny vision-language model
         (kit:tiny-vision), and a text model is refused before loading. Absent: False.
     PICTURE_SIZE: tuple[int, int]
         (width, height) in pixels of the largest picture a row shows, for the memory plan's image tokens
@@ -159,7 +159,7 @@ def recipe_from_module(module: ModuleType, spec: str, check_tools: bool = True) 
     if missing:
         raise KitError(
             f"recipe '{spec}' lacks {' and '.join(missing)}: a recipe module defines "
-            "prepare(split, source) and REWARDS = RewardBundle(...) (see kit/recipes/gsm8k.py)"
+            "prepare(split, source) and REWARDS = RewardBundle(...) (see recipes/gsm8k.py)"
         )
     _refuse_wrong_kinds(module, spec)
     name = getattr(module, "NAME", module.__name__.rsplit(".", 1)[-1].removeprefix(USER_MODULE_PREFIX))

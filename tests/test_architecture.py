@@ -3,8 +3,10 @@ inside functions and writers named in strings count), layers, short modules (ben
 (kit/outputs.py) that spells the output folder's file names."""
 
 import ast
-import importlib.util
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,9 @@ OUTPUT_FOLDERS = ("adapter", "merged", "checkpoints", "checkpoints-sft", "gguf",
 
 
 def kit_modules() -> list[Path]:
-    return sorted(KIT.rglob("*.py"))
+    """Every module of the kit, the shipped recipes included (recipes/, linked as kit/recipes)."""
+    return sorted(Path(root) / name for root, _, names in os.walk(KIT, followlinks=True) for name in names
+                  if name.endswith(".py"))
 
 
 def module_name(path: Path) -> str:
@@ -213,12 +217,16 @@ def test_each_package_imports_only_the_ones_above_it():
     assert upward == set()
 
 
-def test_the_shipped_recipes_are_a_layer_of_the_kit():
+def test_the_shipped_recipes_are_a_layer_of_the_kit(tmp_path):
     """Inside the kit's namespace: `pip install -e .` adds one top-level package, kit, and no `recipes`, which
     would collide with torchtune's or a user's own recipes/ folder."""
     find = re.search(r"\[tool\.setuptools\.packages\.find\]\ninclude = (.*)\n", (REPO / "pyproject.toml").read_text())
     assert find.group(1) == '["kit*"]'
-    assert importlib.util.find_spec("recipes") is None
+    probe = "import importlib.util; print(importlib.util.find_spec('recipes'))"
+    elsewhere = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                               timeout=60)  # outside the repository
+    assert elsewhere.stdout.strip() == "None", elsewhere.stderr
+    assert (KIT / "recipes").resolve() == REPO / "recipes"
     shipped = {m for m in MODULES if m.startswith("kit.recipes.")}
     assert {"kit.recipes.gsm8k", "kit.recipes.digit_sum", "kit.recipes.code"} <= shipped
     assert all(unit(m) in LAYERS for module in shipped for m in module_graph()[module])

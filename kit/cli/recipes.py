@@ -71,7 +71,7 @@ def copy_recipe(name: str, destination: str) -> int:
     if name not in known_recipes():
         raise KitError(f"no shipped recipe named {name!r}; `python -m kit recipes` lists them")
     source = Path(shipped_module(name).__file__)
-    write_new(target, f"# A copy of the kit's {name} recipe (kit/recipes/{source.name}), yours to change.\n"
+    write_new(target, f"# A copy of the kit's {name} recipe (recipes/{source.name}), yours to change.\n"
               f"{source.read_text()}")
     shown = target.as_posix() if target.is_absolute() or "/" in destination else f"./{target.as_posix()}"
     print(f"wrote {target}: the {name} recipe. It trains as it is:\n"

@@ -1,12 +1,16 @@
 """The recipes the kit ships, one module per task, and how a run finds its recipe.
 
-    load_recipe("gsm8k")           # a module here: kit/recipes/gsm8k.py
+    load_recipe("gsm8k")           # a module here: recipes/gsm8k.py, imported as kit.recipes.gsm8k
     load_recipe("mypkg.task")      # any importable module
     load_recipe("./my_task.py")    # a file
 
 Each module is a dataset preparer + a reward bundle + the settings it needs; kit/recipe.py is the contract.
 `python -m kit recipes` lists them; `python -m kit recipes copy gsm8k my_task.py` starts a new one
 (kit/cli/recipes.py).
+
+They live at the top of the repository, one module per task; kit/recipes is a link to this folder, so that they
+install inside the kit (`pip install .` puts them in kit/recipes/) and no top-level `recipes` package, which would
+collide with torchtune's or a user's own, lands in site-packages (tests/test_packaging.py).
 """
 
 from __future__ import annotations
