@@ -1,5 +1,7 @@
-"""A user's install, `pip install .` (not editable): the shipped recipes come along by name inside the kit
-(recipes/ at the repository's top is kit/recipes in the package), and nothing named `recipes` is installed."""
+"""A user's install, `pip install .` (not editable) into a fresh virtualenv: the shipped recipes come along by name
+inside the kit (recipes/ at the repository's top is kit/recipes in the package), and nothing named `recipes` is
+installed. The fresh environment borrows this one's dependencies (torch, Unsloth, TRL) through a .pth file rather
+than download gigabytes; the kit itself is only the wheel's copy."""
 
 from __future__ import annotations
 
@@ -22,20 +24,30 @@ def pip(*args: str, cwd: Path = REPO) -> None:
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
-    """The kit installed from a wheel into a folder of its own (its dependencies are this environment's)."""
+    """A fresh virtualenv with the kit's wheel installed, its dependencies this environment's."""
     root = tmp_path_factory.mktemp("install")
     pip("wheel", "--quiet", "--no-deps", "--no-build-isolation", "--wheel-dir", str(root / "wheel"), str(REPO))
-    wheel = next((root / "wheel").glob("*.whl"))
-    pip("install", "--quiet", "--no-deps", "--target", str(root / "site"), str(wheel))
+    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, timeout=300)
+    fresh = venv_python(root)
+    site = subprocess.run([fresh, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    (Path(site) / "borrowed.pth").write_text("\n".join(p for p in sys.path if p.endswith("site-packages")) + "\n")
+    result = subprocess.run([fresh, "-m", "pip", "install", "--quiet", "--no-deps",
+                             str(next((root / "wheel").glob("*.whl")))], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
     return root
 
 
+def venv_python(root: Path) -> str:
+    return str(root / "venv" / "bin" / "python")
+
+
 def run_from_elsewhere(installed: Path, *args: str) -> subprocess.CompletedProcess:
-    """`python ARGS` in a folder outside the repository, the installed kit first on the path."""
+    """The fresh virtualenv's python, in a folder outside the repository, with nothing of the checkout on its path."""
     elsewhere = installed / "elsewhere"
     elsewhere.mkdir(exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(installed / "site")}
-    return subprocess.run([sys.executable, *args], cwd=elsewhere, env=env, capture_output=True, text=True,
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run([venv_python(installed), *args], cwd=elsewhere, env=env, capture_output=True, text=True,
                           timeout=1800)
 
 
@@ -50,14 +62,14 @@ def test_the_wheel_carries_every_shipped_recipe_inside_the_kit_and_no_recipes_pa
                                "print(importlib.util.find_spec('recipes'))")
     assert found.returncode == 0, found.stderr[-2000:]
     where, recipes, top_level = found.stdout.strip().splitlines()[-3:]
-    assert where.startswith(str(installed / "site"))
+    assert where.startswith(str(installed / "venv"))  # the wheel's copy, not the checkout
     assert recipes == repr(sorted(p.removesuffix(".py") for p in shipped if p != "__init__.py"))
     assert top_level == "None"
 
 
 @pytest.mark.slow
 def test_the_installed_kit_trains_a_shipped_recipe_by_name_from_another_folder(installed):
-    run = run_from_elsewhere(installed, "-m", "kit", "train", "gsm8k", "--profile", "smoke", "--out", "run",
-                             "eval.n=2")
+    kit = str(installed / "venv" / "bin" / "kit")  # the console script the wheel installs
+    run = run_from_elsewhere(installed, kit, "train", "gsm8k", "--profile", "smoke", "--out", "run", "eval.n=2")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "done in" in run.stdout
