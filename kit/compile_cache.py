@@ -8,11 +8,12 @@ an AVX-512 one (CI; a cloud VM; nodes of a cluster sharing one cache folder). A 
 each machine's kernels to itself. A folder the user chose (TORCHINDUCTOR_CACHE_DIR) is theirs, left alone.
 
 Unsloth's import drops TORCHINDUCTOR_CACHE_DIR (unsloth_zoo.patching_utils.patch_torch_compile), so the kit
-points it again after each import of Unsloth (kit/models/loader.py, kit/models/vision_loader.py).
+points it again after importing Unsloth (kit/models/loader.py, the kit's one place that imports it first).
 """
 
 from __future__ import annotations
 
+import functools
 import getpass
 import hashlib
 import os
@@ -52,11 +53,14 @@ def separate_per_cpu(environ=os.environ) -> str | None:
     chosen = environ.get(CACHE_ENV)
     if chosen and Path(chosen) != default_root():  # torch writes its default back once it has used it: not a choice
         return None
+    environ[CACHE_ENV] = folder = this_cpus_folder(environ.get("ATEN_CPU_CAPABILITY", ""))
+    return folder
+
+
+@functools.cache  # read once: set at the kit's import and again after Unsloth's
+def this_cpus_folder(capability: str) -> str:
     try:
         cpuinfo = CPUINFO.read_text(errors="replace")
     except OSError:  # not Linux: the architecture alone
         cpuinfo = ""
-    capability = environ.get("ATEN_CPU_CAPABILITY", "")
-    folder = str(default_root() / folder_name(cpuinfo, platform.machine(), capability))
-    environ[CACHE_ENV] = folder
-    return folder
+    return str(default_root() / folder_name(cpuinfo, platform.machine(), capability))

@@ -13,7 +13,7 @@ loads with transformers' image-text-to-text auto class and PEFT.
 
 from __future__ import annotations
 
-from kit import compile_cache, env
+from kit import env
 from kit.config import ModelConfig
 from kit.errors import KitError
 from kit.models import load_settings
@@ -35,7 +35,6 @@ def load_with_unsloth(cfg: ModelConfig, seed: int):
     stand_in_for_unrunnable_kernels()  # before Unsloth's import, as in kit.models.loader
     from unsloth import FastVisionModel
 
-    compile_cache.separate_per_cpu()  # again, as in kit.models.loader
     fast = load_settings.fast_inference_available(cfg)
     if fast and (refusal := vllm_refusal(cfg)):
         raise KitError(refusal)
