@@ -81,8 +81,6 @@ def copy_recipe(name: str, destination: str) -> int:
 
 def write_new(target: Path, text: str) -> None:
     """`target` appears whole or not at all, and never over a file that is there (a rename would replace it)."""
-    if target.exists():
-        raise KitError(f"{target} exists; choose another name, or delete it first")
     if not target.parent.is_dir():
         raise KitError(f"{target.parent} is not a folder; create it first, or copy the recipe elsewhere")
     with tempfile.NamedTemporaryFile("w", dir=target.parent, prefix=f".{target.name}.", delete=False) as tmp:
