@@ -202,7 +202,7 @@ def test_the_output_name_check_sees_a_spelled_name(tmp_path):
     assert spelled_output_names(module) == ["merged", "metrics.jsonl"]
 
 
-# kit/ from what everything shares to the commands (README, "Layout"): each imports only what is above it.
+# kit/ from what everything shares to the commands (docs/layout.md): each imports only what is above it.
 LAYERS = ["kit.errors", "kit.verbosity", "kit.user_code", "kit.env", "kit.cpu_threads", "kit.compile_cache",
           "kit.cache", "kit.hub", "kit.ranks", "kit.outputs", "kit.atomic", "kit.diskspace", "kit.digest", "kit.config",
           "kit.sandbox", "kit.tools", "kit.rewards", "kit.recipe", "kit.models", "kit.data", "kit.recipes", "kit.plan",
@@ -211,7 +211,7 @@ LAYERS = ["kit.errors", "kit.verbosity", "kit.user_code", "kit.env", "kit.cpu_th
 
 def test_each_package_imports_only_the_ones_above_it():
     graph = package_graph()
-    assert sorted(graph) == sorted(LAYERS + ["kit"]), "a new package: give it its place in LAYERS and the README"
+    assert sorted(graph) == sorted(LAYERS + ["kit"]), "a new package: give it its place in LAYERS and docs/layout.md"
     upward = {(node, target) for node, targets in graph.items() if node in LAYERS for target in targets
               if target in LAYERS and LAYERS.index(target) >= LAYERS.index(node)}
     assert upward == set()

@@ -12,7 +12,7 @@ from tests.recipes.samples import prepared_samples
 
 # The bring-your-own-data example, as the Recipes page (docs/recipes.md) shows it.
 RECIPES_PAGE = (REPO / "docs" / "recipes.md").read_text()
-README_CSV = re.search(r"\*\*csv_qa\*\*.*?```csv\n(.*?)```", RECIPES_PAGE, re.DOTALL).group(1)
+RECIPES_PAGE_CSV = re.search(r"\*\*csv_qa\*\*.*?```csv\n(.*?)```", RECIPES_PAGE, re.DOTALL).group(1)
 
 
 def write_csv(tmp_path, text, name="questions.csv"):
@@ -27,7 +27,7 @@ def test_without_a_file_it_says_to_pass_one():
 
 
 def test_the_readmes_three_line_csv_is_a_dataset(tmp_path):
-    dataset = csv_qa.prepare("train", write_csv(tmp_path, README_CSV))
+    dataset = csv_qa.prepare("train", write_csv(tmp_path, RECIPES_PAGE_CSV))
     assert set(dataset.column_names) == {"prompt", "answer", "answer_type"}
     assert dataset["answer"] == ["Nairobi", "8"]
     assert dataset["answer_type"] == ["text", "number"]  # inferred: no answer_type column
