@@ -17,25 +17,22 @@ sum, and for the format without an answer. Three signs, each cheap enough to loo
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from statistics import fmean
 
-from kit.errors import KitError
 from kit.eval.vision import image_column, row_key
+from kit.monitor.facts import fact_columns, mentions, row_facts
 from kit.outputs import RunDir
 from kit.rewards.text import completion_text
 
 RISE = 0.1  # a reward rose: by a tenth of its documented range (of 0..1 when not documented)
 WINDOW_STEPS = 50  # compare held-out checks up to this many steps apart (at least the last two)
-COLLAPSE_SHARE, COLLAPSE_STEPS = 0.5, 3  # half the groups on one string, three logged steps running
-# over 5 logged steps, 10+ reinforced completions: under a quarter mention a fact, where once half or more did
+COLLAPSE_SHARE, COLLAPSE_STEPS = 0.5, 3  # half the groups on one string, three batches running
+# over 5 batches, 10+ reinforced completions: under a quarter mention a fact, where once half or more did
 FACT_STEPS, FACT_MIN, FACT_DROP, FACT_SHARE = 5, 10, 0.25, 0.5
 EXAMPLES, JUDGED = 2, 16  # completions quoted; candidates the strict judge reads at most
-NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
 SAMPLES = RunDir("OUT").samples  # where the messages send the user to read what was paid
-NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]{2,}")  # a capitalised word that does not start a sentence
 
 
 @dataclass
@@ -51,6 +48,9 @@ class Batch:
     def from_trainer_logs(cls, logs: dict) -> Batch:
         rewards = {name: list(values) for name, values in logs["rewards"].items()}
         return cls(list(logs["prompt"]), list(logs["completion"]), rewards, list(logs["advantages"]))
+
+    def fingerprint(self) -> int:
+        return hash(repr((self.prompts, self.completions)))
 
 
 class GamingWatch:
@@ -68,20 +68,26 @@ class GamingWatch:
         self.judged: dict[tuple[str, int], tuple[list[str], int]] = {}  # (reward, held-out check step) -> refused
         self.factless = ""
         self.fact_best = (0.0, 0)  # the largest share of reinforced completions mentioning a fact, and its step
+        self.last_seen: int | None = None  # the fingerprint of the latest batch read
 
     trainer = None  # the GRPOTrainer whose latest batch is read (set once it is built)
     curve = None  # kit.train.evaluation.HeldOutCurve: its checks so far, when eval.every_steps is on
 
     def check(self, step: int, logs: dict) -> list:
         batch = Batch.from_trainer_logs(self.trainer._logs) if self.trainer is not None else None
-        return self.observe(step, logs, batch, self.curve.checks if self.curve is not None else [])
+        # TRL logs one generation batch at each of its steps_per_generation steps: the signs of a batch count once
+        fresh = batch is not None and (seen := batch.fingerprint()) != self.last_seen
+        self.last_seen = seen if fresh else self.last_seen
+        return self.observe(step, logs, batch, self.curve.checks if self.curve is not None else [], fresh)
 
-    def observe(self, step: int, logs: dict, batch: Batch | None, held_out: list[tuple[int, float]]) -> list:
+    def observe(self, step: int, logs: dict, batch: Batch | None, held_out: list[tuple[int, float]],
+                fresh: bool = True) -> list:
+        """The signs found at a logged step; `fresh`: `batch` is not one an earlier step already read."""
         for name in self.weights:
             if is_number(value := logs.get(f"rewards/{name}/mean")):
                 self.paid_means[name].append((step, value))
         found = list(self.held_out_checks(held_out, batch))
-        if batch is not None and batch.completions:
+        if fresh and batch is not None and batch.completions:
             found += self.collapse_check(batch)
             found += self.facts_check(step, batch)
         return found
@@ -146,7 +152,7 @@ class GamingWatch:
         self.collapses.append(count >= 3 and count >= COLLAPSE_SHARE * len(groups))
         if len(self.collapses) == COLLAPSE_STEPS and all(self.collapses):
             yield "collapsed", (f"in {count} of {len(groups)} groups every completion is the same string, "
-                                f"{shorten(common)!r}, whatever the prompt, for {COLLAPSE_STEPS} logged steps: the "
+                                f"{shorten(common)!r}, whatever the prompt, in {COLLAPSE_STEPS} batches running: the "
                                 "policy has found one reply the rewards pay without reading the question. Read "
                                 f"{SAMPLES}; pay for what the question asks, or lower the learning rate.")
 
@@ -172,8 +178,8 @@ class GamingWatch:
         if said < FACT_DROP * total and self.fact_best[0] >= FACT_SHARE:  # a drop: not a policy that never did
             best, at = self.fact_best
             columns = ", ".join(self.fact_columns)
-            yield "facts_dropped", (f"{said} of {total} completions GRPO reinforced over the last {FACT_STEPS} logged "
-                                    f"steps mention a number or name from their prompt's {columns}, down from "
+            yield "facts_dropped", (f"{said} of {total} completions GRPO reinforced in the last {FACT_STEPS} batches "
+                                    f"mention a number or name from their prompt's {columns}, down from "
                                     f"{best:.0%} at step {at} (e.g. {shorten(self.factless)!r}): answers that do "
                                     f"not use the question are memorised or guessed. Read {SAMPLES}; pay for "
                                     "the working, not only the final answer.")
@@ -195,16 +201,6 @@ def watch_for_gaming(trainer, recipe, rewards, curve=None) -> GamingWatch | None
     return health.gaming
 
 
-def fact_columns(recipe, dataset) -> tuple[str, ...]:
-    """The recipe's FACT_COLUMNS, each checked against the rows it trains on."""
-    columns = tuple(recipe.fact_columns)
-    missing = [c for c in columns if dataset is not None and c not in dataset.column_names]
-    if missing:
-        raise KitError(f"recipe {recipe.name}'s FACT_COLUMNS names {', '.join(missing)}, which its prepared rows "
-                       f"lack (they have {', '.join(dataset.column_names)}): name columns prepare() returns")
-    return columns
-
-
 def earliest_within(held_out: list[tuple[int, float]]) -> tuple[int, float]:
     """The earliest check within WINDOW_STEPS of the latest, or the one before the latest."""
     within = [c for c in held_out[:-1] if held_out[-1][0] - c[0] <= WINDOW_STEPS]
@@ -222,23 +218,6 @@ def judge_strict(recipe, rows: list[dict], completions: list, tokenizer) -> list
 def prompt_key(prompt) -> str:
     """A prompt as kit.eval.vision.row_key finds rows again (a plain-text prompt: its text)."""
     return row_key(prompt) if isinstance(prompt, list) else str(prompt)
-
-
-def row_facts(row: dict, columns: tuple[str, ...]) -> set[str]:
-    """The numbers and names in a row's fact columns (a chat prompt: its user turns)."""
-    text = " ".join(column_text(row.get(c)) for c in columns)
-    return {n.replace(",", "") for n in NUMBER.findall(text)} | set(NAME.findall(text))
-
-
-def column_text(value) -> str:  # a chat prompt: what the user said, not the system prompt's instructions
-    if isinstance(value, list):
-        return " ".join(str(m.get("content") or "") for m in value if isinstance(m, dict) and m.get("role") == "user")
-    return "" if value is None else str(value)
-
-
-def mentions(text: str, facts: set[str]) -> bool:
-    words = {n.replace(",", "") for n in NUMBER.findall(text)} | set(re.findall(r"[A-Za-z]+", text))
-    return not facts.isdisjoint(words)
 
 
 def is_number(value) -> bool:

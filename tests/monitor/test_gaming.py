@@ -23,10 +23,12 @@ def reply(text: str) -> list[dict]:
     return [{"role": "assistant", "content": text}]
 
 
-def batch(write, paid=1.0, advantage=0.5) -> Batch:
-    """GROUP completions for each prompt, `write(a, b, i)` the i-th one's text, each paid `paid`."""
+def batch(write, paid=1.0, advantage=0.5, turn=0) -> Batch:
+    """GROUP completions for each prompt, `write(a, b, i)` the i-th one's text, each paid `paid`; `turn` rotates
+    the prompts' order, as the next generation batch would."""
     prompts, completions = [], []
-    for row, (a, b) in zip(ROWS, gameable.PAIRS):
+    rows = list(zip(ROWS, gameable.PAIRS))
+    for row, (a, b) in rows[turn % len(rows):] + rows[:turn % len(rows)]:
         for i in range(GROUP):
             prompts.append(row["prompt"])
             completions.append(reply(write(a, b, i)))
@@ -107,7 +109,7 @@ def test_reinforced_answers_that_stop_using_the_prompts_numbers_are_said(watch):
     assert run(watch, 5, worked, {}) == []
     fired = run(watch, 6, answered, {}, start=6)
     assert [(c, s) for c, s, _ in fired] == [("facts_dropped", 9)]  # 1 step of 5 with working: 20%
-    assert "32 of 160 completions GRPO reinforced over the last 5 logged steps mention a number or name from " \
+    assert "32 of 160 completions GRPO reinforced in the last 5 batches mention a number or name from " \
            "their prompt's prompt, down from 100% at step 5 (e.g. '<answer>354</answer>')" in fired[0][2]
 
 
@@ -151,13 +153,30 @@ def test_the_health_callback_says_an_alarm_once_and_records_it(tmp_path, tiny_to
                               processing_class=tiny_tokenizer, _logs={})
     curve = SimpleNamespace(checks=[])
     watch_for_gaming(trainer, RECIPE, RECIPE.rewards, curve)
-    for step in range(1, 8):
-        scripted = batch(lambda a, b, i: "<answer>7</answer>")
-        trainer._logs = {"prompt": scripted.prompts, "completion": scripted.completions,
-                         "rewards": scripted.rewards, "advantages": scripted.advantages}
-        health.on_log(None, SimpleNamespace(global_step=step, is_world_process_zero=True), SimpleNamespace(),
-                      logs={"loss": 0.0, "reward": 0.5, "rewards/answer_value/mean": 0.5})
+    log_steps(health, trainer, range(1, 8), lambda step: batch(lambda a, b, i: "<answer>7</answer>", turn=step))
     said = capsys.readouterr().out
     assert said.count("health (step 3): in 8 of 8 groups every completion is the same string") == 1
     recorded = [json.loads(line) for line in (tmp_path / "diagnostics.jsonl").read_text().splitlines()]
     assert [(d["code"], d["step"]) for d in recorded] == [("collapsed", 3)]
+
+
+def test_a_batch_logged_at_several_steps_counts_once(tmp_path, tiny_tokenizer, capsys):
+    """steps_per_generation = 3: TRL logs each generation batch at three steps running; three batches make a
+    collapse, not one batch read three times."""
+    health = HealthCallback(HealthMonitor(beta=0.04), tmp_path / "diagnostics.jsonl")
+    trainer = SimpleNamespace(callback_handler=SimpleNamespace(callbacks=[health]), train_dataset=ROWS,
+                              processing_class=tiny_tokenizer, _logs={})
+    watch_for_gaming(trainer, RECIPE, RECIPE.rewards, SimpleNamespace(checks=[]))
+    log_steps(health, trainer, range(1, 10), lambda step: batch(lambda a, b, i: "<answer>7</answer>",
+                                                                turn=(step - 1) // 3))
+    assert "health (step 7): in 8 of 8 groups every completion is the same string" in capsys.readouterr().out
+
+
+def log_steps(health, trainer, steps, scripted_at):
+    """The health callback's on_log at each step, the trainer's latest batch `scripted_at(step)`."""
+    for step in steps:
+        scripted = scripted_at(step)
+        trainer._logs = {"prompt": scripted.prompts, "completion": scripted.completions,
+                         "rewards": scripted.rewards, "advantages": scripted.advantages}
+        health.on_log(None, SimpleNamespace(global_step=step, is_world_process_zero=True), SimpleNamespace(),
+                      logs={"loss": 0.0, "reward": 0.5, "rewards/answer_value/mean": 0.5})
