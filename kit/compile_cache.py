@@ -7,8 +7,10 @@ corruption" aborts in Unsloth's compiled GRPO loss, when a disk under /tmp moved
 an AVX-512 one (CI; a cloud VM; nodes of a cluster sharing one cache folder). A folder per feature set keeps
 each machine's kernels to itself. A folder the user chose (TORCHINDUCTOR_CACHE_DIR) is theirs, left alone.
 
-Unsloth's import drops TORCHINDUCTOR_CACHE_DIR (unsloth_zoo.patching_utils.patch_torch_compile), so the kit
-points it again after importing Unsloth (kit/models/loader.py, the kit's one place that imports it first).
+Unsloth drops TORCHINDUCTOR_CACHE_DIR (unsloth_zoo.patching_utils.patch_torch_compile) whenever its model modules
+are first imported, which on a CPU can be long after `import unsloth` (`unsloth.models.vision`, say), and torch then
+falls back to its shared default folder. So before importing Unsloth the kit also moves that fallback
+(`hold_torch_to_it`): with the variable dropped, torch still uses this CPU's folder, or the one the user chose.
 """
 
 from __future__ import annotations
@@ -57,7 +59,18 @@ def separate_per_cpu(environ=os.environ) -> str | None:
     return folder
 
 
-@functools.cache  # read once: set at the kit's import and again after Unsloth's
+def hold_torch_to_it(environ=os.environ) -> str:
+    """Once torch may be imported: the folder torch falls back to when TORCHINDUCTOR_CACHE_DIR is unset becomes the
+    one chosen here (the user's, else this CPU's), so Unsloth's dropping the variable no longer moves the cache."""
+    from torch._inductor.runtime import cache_dir_utils, runtime_utils
+
+    separate_per_cpu(environ)
+    folder = environ[CACHE_ENV]
+    cache_dir_utils.default_cache_dir = runtime_utils.default_cache_dir = lambda: folder  # cache_dir() calls it
+    return folder
+
+
+@functools.cache  # read once: set at the kit's import and again before Unsloth's
 def this_cpus_folder(capability: str) -> str:
     try:
         cpuinfo = CPUINFO.read_text(errors="replace")

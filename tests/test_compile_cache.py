@@ -88,3 +88,32 @@ def test_a_graph_compiled_for_avx2_is_never_run_where_avx512_is_picked(tmp_path)
     native = vector_steps(tmp_path)
     width = 16 if torch.cpu._is_avx512_supported() else 8
     assert native and set(native) <= {1, width}, native
+
+
+def run_python(code: str, **extra: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != compile_cache.CACHE_ENV} | extra
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout.split()
+
+
+def test_a_folder_the_user_chose_outlives_the_setting_being_dropped(tmp_path):
+    code = ("import os\nfrom kit import compile_cache\nfrom torch._inductor.runtime.cache_dir_utils import cache_dir\n"
+            "compile_cache.hold_torch_to_it()\nos.environ.pop('TORCHINDUCTOR_CACHE_DIR')  # as Unsloth does\n"
+            "print(cache_dir())")
+    assert run_python(code, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "mine")) == [str(tmp_path / "mine")]
+
+
+@pytest.mark.slow  # imports Unsloth: ~30 s
+def test_unsloths_later_imports_leave_inductor_in_this_cpus_folder():
+    """The second CI abort: Unsloth drops the setting when its model modules are first imported, and on a CPU
+    `unsloth.models.vision` is first imported long after `import unsloth` (by the vision loader's checks, or a
+    test), after which torch fell back to the folder every CPU shares."""
+    code = ("import os\nimport kit.models.loader\nfrom kit.config import ModelConfig\n"
+            "from kit.models import vision_loader\n"
+            "vision_loader.vllm_refusal(ModelConfig(name='kit:tiny-vision', fast_inference=True))\n"
+            "from torch._inductor.runtime.cache_dir_utils import cache_dir\n"
+            "print(cache_dir(), os.environ['TORCHINDUCTOR_CACHE_DIR'])")
+    used, setting = run_python(code)[-2:]
+    assert used == setting == compile_cache.this_cpus_folder("")

@@ -30,12 +30,14 @@ from kit.verbosity import quiet_libraries
 quiet_libraries()  # before Unsloth, which imports torchao and bitsandbytes
 stand_in_for_unrunnable_kernels()  # before Unsloth, whose vLLM probe would kill an AVX2-only CPU
 
+compile_cache.hold_torch_to_it()  # before Unsloth, which drops TORCHINDUCTOR_CACHE_DIR (kit/compile_cache.py)
+
 os.environ.setdefault("UNSLOTH_DISABLE_STATISTICS", "1")  # no network calls at load time
 import unsloth  # noqa: F401, I001, E402  (must come before trl / transformers trainers, so not sorted)
 import torch  # noqa: E402
 from unsloth import FastLanguageModel  # noqa: E402
 
-compile_cache.separate_per_cpu()  # again: Unsloth's import drops TORCHINDUCTOR_CACHE_DIR (kit/compile_cache.py)
+compile_cache.separate_per_cpu()  # the variable again, as Unsloth's import dropped it (torch's fallback is held)
 
 
 def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):

@@ -13,7 +13,7 @@ loads with transformers' image-text-to-text auto class and PEFT.
 
 from __future__ import annotations
 
-from kit import env
+from kit import compile_cache, env
 from kit.config import ModelConfig
 from kit.errors import KitError
 from kit.models import load_settings
@@ -33,6 +33,7 @@ def load_with_unsloth(cfg: ModelConfig, seed: int):
     import torch
 
     stand_in_for_unrunnable_kernels()  # before Unsloth's import, as in kit.models.loader
+    compile_cache.hold_torch_to_it()
     from unsloth import FastVisionModel
 
     fast = load_settings.fast_inference_available(cfg)
@@ -68,6 +69,7 @@ def vllm_refusal(cfg: ModelConfig) -> str | None:
     """What Unsloth's vLLM path refuses for a vision-language model (unsloth/models/vision.py), said before loading:
     Unsloth says it as a RuntimeError, some of it after vLLM has loaded."""
     stand_in_for_unrunnable_kernels()  # before Unsloth's import, as in kit.models.loader
+    compile_cache.hold_torch_to_it()
     from unsloth.models.vision import VLLM_SUPPORTED_VLM
 
     model_type = (model_config(cfg.name) or {}).get("model_type", "unknown")
