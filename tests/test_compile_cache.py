@@ -42,15 +42,21 @@ def test_torchs_own_default_written_back_is_not_taken_for_a_choice():
 
 
 def test_importing_the_kit_points_inductor_at_this_cpus_folder():
-    env = {k: v for k, v in os.environ.items() if k != compile_cache.CACHE_ENV}
     code = ("import kit, os\nfrom torch._inductor.runtime.cache_dir_utils import cache_dir\n"
             "print(os.environ['TORCHINDUCTOR_CACHE_DIR'] == cache_dir())\nprint(cache_dir())")
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr[-2000:]
-    same, folder = result.stdout.split()
+    same, folder = run_python(code, timeout=120).split()
     assert same == "True"
     assert Path(folder).parent == compile_cache.default_root()
+
+
+def run_python(code: str, timeout: int = 300, dropped: tuple[str, ...] = (), **extra: str) -> str:
+    """`python -c code` in the repository, without TORCHINDUCTOR_CACHE_DIR (nor `dropped`), with `extra` set: what
+    it printed."""
+    env = {k: v for k, v in os.environ.items() if k not in (compile_cache.CACHE_ENV, *dropped)} | extra
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                            timeout=timeout)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
 
 
 # Imports the kit's loader (Unsloth's import drops the setting, the loader sets it again), compiles a function
@@ -69,12 +75,9 @@ print(json.dumps(sorted(steps)))
 
 
 def vector_steps(tmp_path: Path, **extra: str) -> list[int]:
-    env = {k: v for k, v in os.environ.items() if k not in (compile_cache.CACHE_ENV, "ATEN_CPU_CAPABILITY")}
-    env |= {"TMPDIR": str(tmp_path), **extra}  # inductor's default folder under this test's own temp folder
-    result = subprocess.run([sys.executable, "-c", COMPILE], cwd=REPO, env=env, capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    # inductor's default folder under this test's own temp folder
+    printed = run_python(COMPILE, dropped=("ATEN_CPU_CAPABILITY",), TMPDIR=str(tmp_path), **extra)
+    return json.loads(printed.strip().splitlines()[-1])
 
 
 @pytest.mark.slow  # two processes import Unsloth and compile: ~50 s
@@ -90,19 +93,11 @@ def test_a_graph_compiled_for_avx2_is_never_run_where_avx512_is_picked(tmp_path)
     assert native and set(native) <= {1, width}, native
 
 
-def run_python(code: str, **extra: str) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if k != compile_cache.CACHE_ENV} | extra
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout.split()
-
-
 def test_a_folder_the_user_chose_outlives_the_setting_being_dropped(tmp_path):
     code = ("import os\nfrom kit import compile_cache\nfrom torch._inductor.runtime.cache_dir_utils import cache_dir\n"
             "compile_cache.hold_torch_to_it()\nos.environ.pop('TORCHINDUCTOR_CACHE_DIR')  # as Unsloth does\n"
             "print(cache_dir())")
-    assert run_python(code, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "mine")) == [str(tmp_path / "mine")]
+    assert run_python(code, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "mine")).split() == [str(tmp_path / "mine")]
 
 
 @pytest.mark.slow  # imports Unsloth: ~30 s
@@ -115,5 +110,5 @@ def test_unsloths_later_imports_leave_inductor_in_this_cpus_folder():
             "vision_loader.vllm_refusal(ModelConfig(name='kit:tiny-vision', fast_inference=True))\n"
             "from torch._inductor.runtime.cache_dir_utils import cache_dir\n"
             "print(cache_dir(), os.environ['TORCHINDUCTOR_CACHE_DIR'])")
-    used, setting = run_python(code)[-2:]
+    used, setting = run_python(code).split()[-2:]
     assert used == setting == compile_cache.this_cpus_folder("")

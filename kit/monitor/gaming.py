@@ -77,7 +77,8 @@ class GamingWatch:
         batch = Batch.from_trainer_logs(self.trainer._logs) if self.trainer is not None else None
         # TRL logs one generation batch at each of its steps_per_generation steps: the signs of a batch count once
         fresh = batch is not None and (seen := batch.fingerprint()) != self.last_seen
-        self.last_seen = seen if fresh else self.last_seen
+        if fresh:
+            self.last_seen = seen
         return self.observe(step, logs, batch, self.curve.checks if self.curve is not None else [], fresh)
 
     def observe(self, step: int, logs: dict, batch: Batch | None, held_out: list[tuple[int, float]],

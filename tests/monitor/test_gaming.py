@@ -148,11 +148,7 @@ def test_any_text_a_model_writes_is_read_without_error(tiny_tokenizer, text):
 
 
 def test_the_health_callback_says_an_alarm_once_and_records_it(tmp_path, tiny_tokenizer, capsys):
-    health = HealthCallback(HealthMonitor(beta=0.04), tmp_path / "diagnostics.jsonl")
-    trainer = SimpleNamespace(callback_handler=SimpleNamespace(callbacks=[health]), train_dataset=ROWS,
-                              processing_class=tiny_tokenizer, _logs={})
-    curve = SimpleNamespace(checks=[])
-    watch_for_gaming(trainer, RECIPE, RECIPE.rewards, curve)
+    health, trainer = watched_trainer(tmp_path, tiny_tokenizer)
     log_steps(health, trainer, range(1, 8), lambda step: batch(lambda a, b, i: "<answer>7</answer>", turn=step))
     said = capsys.readouterr().out
     assert said.count("health (step 3): in 8 of 8 groups every completion is the same string") == 1
@@ -163,13 +159,19 @@ def test_the_health_callback_says_an_alarm_once_and_records_it(tmp_path, tiny_to
 def test_a_batch_logged_at_several_steps_counts_once(tmp_path, tiny_tokenizer, capsys):
     """steps_per_generation = 3: TRL logs each generation batch at three steps running; three batches make a
     collapse, not one batch read three times."""
-    health = HealthCallback(HealthMonitor(beta=0.04), tmp_path / "diagnostics.jsonl")
-    trainer = SimpleNamespace(callback_handler=SimpleNamespace(callbacks=[health]), train_dataset=ROWS,
-                              processing_class=tiny_tokenizer, _logs={})
-    watch_for_gaming(trainer, RECIPE, RECIPE.rewards, SimpleNamespace(checks=[]))
+    health, trainer = watched_trainer(tmp_path, tiny_tokenizer)
     log_steps(health, trainer, range(1, 10), lambda step: batch(lambda a, b, i: "<answer>7</answer>",
                                                                 turn=(step - 1) // 3))
     assert "health (step 7): in 8 of 8 groups every completion is the same string" in capsys.readouterr().out
+
+
+def watched_trainer(tmp_path, tokenizer):
+    """A health callback with a GamingWatch, on a stand-in trainer whose latest batch (`_logs`) log_steps sets."""
+    health = HealthCallback(HealthMonitor(beta=0.04), tmp_path / "diagnostics.jsonl")
+    trainer = SimpleNamespace(callback_handler=SimpleNamespace(callbacks=[health]), train_dataset=ROWS,
+                              processing_class=tokenizer, _logs={})
+    watch_for_gaming(trainer, RECIPE, RECIPE.rewards, SimpleNamespace(checks=[]))
+    return health, trainer
 
 
 def log_steps(health, trainer, steps, scripted_at):
