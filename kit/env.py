@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 import subprocess
 import sys
@@ -67,15 +68,25 @@ def vllm_usable() -> bool:
 MIN_NVIDIA_DRIVER = 580
 
 
-def nvidia_driver_version() -> str | None:
-    """The driver nvidia-smi reports, or None where there is no NVIDIA driver at all."""
+def query_gpu(*fields: str) -> list[str] | None:
+    """nvidia-smi's answer for the GPU this process will use (the first of CUDA_VISIBLE_DEVICES, else 0), one value
+    a field; None where there is no NVIDIA driver. It starts no CUDA in this process (see kit.plan.gpus)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    command = ["nvidia-smi", *(["-i", visible] if visible else []), f"--query-gpu={','.join(fields)}",
+               "--format=csv,noheader"]
     try:
-        result = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                capture_output=True, text=True, timeout=30, check=False)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    lines = result.stdout.split()
-    return lines[0] if result.returncode == 0 and lines else None
+    lines = result.stdout.strip().splitlines()
+    values = [value.strip() for value in lines[0].split(",")] if result.returncode == 0 and lines else []
+    return values if len(values) == len(fields) else None
+
+
+def nvidia_driver_version() -> str | None:
+    """The driver nvidia-smi reports, or None where there is no NVIDIA driver at all."""
+    found = query_gpu("driver_version")
+    return found[0] if found else None
 
 
 def driver_problem() -> str | None:

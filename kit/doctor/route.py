@@ -64,7 +64,9 @@ def route_problems(model, cfg) -> list[str]:
 
 
 def device_memory() -> dict:
-    """What the whole device holds (vLLM's sleep-mode allocator is outside torch's own counters)."""
+    """What the whole device holds, as the driver counts it: besides torch's memory, the CUDA context and what other
+    libraries allocate. (vLLM's sleep allocator is a torch MemPool: torch's reserved counters include it, and keep
+    counting it while vLLM sleeps, so only this figure shows what standby released.)"""
     import torch
 
     if not torch.cuda.is_available():

@@ -73,13 +73,19 @@ def vllm_notes(gpu: str) -> list[str]:
 
 
 def live_gpu_problem() -> str | None:
-    """gpu_problem for the GPU this process sees, read from CUDA itself (no table needed)."""
-    import torch
+    """gpu_problem for the GPU this process will use, as nvidia-smi reports it (no table needed). Not through
+    torch: its first CUDA call builds the memory allocator, and Unsloth's import, which comes later, sets the
+    allocator's settings (PYTORCH_ALLOC_CONF=expandable_segments:True) for an allocator not yet built."""
+    from kit import env
 
-    if not torch.cuda.is_available():
+    found = env.query_gpu("name", "compute_cap")
+    if found is None:
         return None
-    major, minor = torch.cuda.get_device_capability(0)
-    return gpu_problem(torch.cuda.get_device_name(0), float(f"{major}.{minor}"))
+    name, capability = found
+    try:
+        return gpu_problem(name, float(capability))
+    except ValueError:  # what an old driver answers: "[Not Supported]"
+        return gpu_problem(name)
 
 
 def gpu_memory_gib(name: str) -> float:

@@ -7,9 +7,16 @@ from __future__ import annotations
 
 from kit.config import RunConfig
 from kit.plan.memory import sequence_length
-from kit.plan.planner import Plan, suggested_utilization, training_beyond_vllm
+from kit.plan.planner import (
+    Plan,
+    static_beyond_vllm,
+    suggested_utilization,
+    training_beyond_vllm,
+    vllm_asleep_gib,
+    vllm_share_gib,
+)
 from kit.plan.shapes import ModelShape
-from kit.plan.vllm_share import vllm_utilization
+from kit.plan.vllm_share import standby_applies, vllm_utilization
 
 
 def settings_line(cfg: RunConfig, shape: ModelShape, gpu_gib: float) -> str:
@@ -17,7 +24,9 @@ def settings_line(cfg: RunConfig, shape: ModelShape, gpu_gib: float) -> str:
     pictures = f" + {shape.image_tokens} image" if shape.image_tokens else ""
     weights = ("full fine-tuning" if m.full_finetuning
                else f"{'4-bit' if m.load_in_4bit else '16-bit'} + LoRA r={m.lora_rank}")
-    generation = f"vLLM share {vllm_utilization(cfg, gpu_gib):.3g}" if m.fast_inference else "generate() without vLLM"
+    share = vllm_utilization(cfg, gpu_gib, shape.vision is not None)
+    standby = " in standby" if standby_applies(cfg, shape.vision is not None) else ""
+    generation = f"vLLM share {share:.3g}{standby}" if m.fast_inference else "generate() without vLLM"
     return (f"{weights}; {g.per_device_train_batch_size} completions per device step "
             f"({g.num_generations} generations) x {sequence_length(cfg, shape)} tokens "
             f"({cfg.data.max_prompt_length} prompt{pictures} + {g.max_completion_length} completion); "
@@ -61,22 +70,30 @@ def describe(plan: Plan) -> str:
     phases = "largest of generation, scoring" if plan.reward_terms else "larger of generation"
     lines.append(f"  {'needed at least':<26} {plan.estimate.peak_gib:>7.2f}  static + the {phases} and training")
     if cfg.model.fast_inference:
-        share = vllm_utilization(cfg, plan.gpu_gib) * plan.gpu_gib
-        lines.append(f"  {'on this GPU':<26} {plan.peak_gib:>7.2f}  vLLM's share {share:.2f} "
-                     f"+ training beside it {training_beyond_vllm(plan.estimate):.2f}")
+        lines.append(f"  {'on this GPU':<26} {plan.peak_gib:>7.2f}  {on_this_gpu(plan)}")
     lines += ["", f"verdict: {plan.verdict}: {plan.peak_gib:.1f} of {plan.gpu_gib:.1f} GiB "
                   f"({plan.peak_gib / plan.gpu_gib:.0%}); the estimate is good to about +-25%"]
     lines += [f"  problem: {p}" for p in plan.problems]
     lines += [f"  note: {n}" for n in plan.notes]
     lines += ["", "largest that fits on this GPU (one setting at a time, the others as they are):"]
     lines += [f"  {p}" for p in plan.proposals]
-    if cfg.model.fast_inference and not plan.problems:
-        lines += ["", vllm_share_line(plan)]
+    if cfg.model.fast_inference and not plan.problems and not standby_applies(cfg, shape.vision is not None):
+        lines += ["", vllm_share_line(plan)]  # in standby Unsloth sets the share
     return "\n".join(lines)
+
+
+def on_this_gpu(plan: Plan) -> str:
+    """How the peak on this GPU is made up: vLLM's share and training beside it, or in standby two moments."""
+    share = vllm_share_gib(plan.cfg, plan.shape, plan.estimate, plan.gpu_gib)
+    if not standby_applies(plan.cfg, plan.shape.vision is not None):
+        return f"vLLM's share {share:.2f} + training beside it {training_beyond_vllm(plan.estimate):.2f}"
+    return (f"the larger of generating (vLLM's share {share:.2f} + {static_beyond_vllm(plan.estimate):.2f} beside "
+            f"it) and training in standby (vLLM without its KV cache {vllm_asleep_gib(plan.estimate):.2f} + "
+            f"training {training_beyond_vllm(plan.estimate):.2f})")
 
 
 def vllm_share_line(plan: Plan) -> str:
     cfg = plan.cfg
     util = suggested_utilization(cfg, plan.shape, plan.estimate, plan.gpu_gib)
     return (f"vLLM's share: gpu_memory_utilization {util} holds the whole generation batch at once and leaves "
-            f"training its room (now {vllm_utilization(cfg, plan.gpu_gib):.4g})")
+            f"training its room (now {vllm_utilization(cfg, plan.gpu_gib, plan.shape.vision is not None):.4g})")

@@ -24,14 +24,15 @@ from kit.plan.memory import (
     sequence_length,
 )
 from kit.plan.shapes import ModelShape
-from kit.plan.vllm_share import standby_notes, vllm_utilization
+from kit.plan.vllm_share import standby_applies, standby_notes, vllm_utilization
 
 FITS, TIGHT, NO_FIT = "fits", "tight", "does not fit"
 HEADROOM = 0.9  # below 90% of the GPU: fits; the estimate is good to about +-25% on published setups
 CLEAR_MISS = 1.1  # above 110%: clearly does not fit, and `kit train` refuses it
 MAX_UTILIZATION = 0.95  # the most of a GPU worth giving vLLM: CUDA and the trainer need the rest
+VLLM_KV_CACHE = "vLLM KV cache (minimum)"
 VLLM_TERMS = ("CUDA context", "weights", "vLLM weights (second copy)", "vLLM activations", "vLLM CUDA graphs",
-              "vLLM KV cache (minimum)")
+              VLLM_KV_CACHE)
 
 
 @dataclass
@@ -63,28 +64,48 @@ def vllm_share_needed(estimate: Estimate) -> float:
     return sum(t.gib for t in estimate.terms if t.name in VLLM_TERMS)
 
 
+def static_beyond_vllm(estimate: Estimate) -> float:
+    """What stays on the GPU the whole run outside vLLM's share: trainable state, a reward model's weights."""
+    return sum(t.gib for t in estimate.terms if t.phase == "static" and t.name not in VLLM_TERMS)
+
+
 def training_beyond_vllm(estimate: Estimate) -> float:
     """What training needs outside vLLM's share: its trainable state, a reward model, and its largest phase."""
-    static = sum(t.gib for t in estimate.terms if t.phase == "static" and t.name not in VLLM_TERMS)
-    return static + estimate.largest_phase
+    return static_beyond_vllm(estimate) + estimate.largest_phase
 
 
-def peak_on_gpu(cfg: RunConfig, estimate: Estimate, gpu_gib: float) -> float:
+def vllm_share_gib(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float) -> float:
+    """What vLLM holds while it generates: its share of the GPU, or what it must have when the share is less."""
+    return max(vllm_utilization(cfg, gpu_gib, shape.vision is not None) * gpu_gib, vllm_share_needed(estimate))
+
+
+def vllm_asleep_gib(estimate: Estimate) -> float:
+    """What vLLM keeps while it sleeps in standby: everything but its KV cache, which Unsloth releases after each
+    generation (unsloth_zoo's sleep unmaps all but the shared weights), before the rewards score and training runs."""
+    return vllm_share_needed(estimate) - estimate.term(VLLM_KV_CACHE).gib
+
+
+def peak_on_gpu(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float) -> float:
+    """The GPU's peak. With vLLM, its share and training side by side; in standby the larger of generating (the
+    whole share awake) and training (vLLM asleep, its KV cache released)."""
     if not cfg.model.fast_inference:
         return estimate.peak_gib
-    share = vllm_utilization(cfg, gpu_gib) * gpu_gib
-    return max(share, vllm_share_needed(estimate)) + training_beyond_vllm(estimate)
+    share = vllm_share_gib(cfg, shape, estimate, gpu_gib)
+    if not standby_applies(cfg, shape.vision is not None):
+        return share + training_beyond_vllm(estimate)
+    return max(share + static_beyond_vllm(estimate), vllm_asleep_gib(estimate) + training_beyond_vllm(estimate))
 
 
 def assess(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: Stack = "unsloth",
            reward_terms: tuple[Term, ...] = ()) -> Plan:
     """The estimate, the peak on this GPU and its problems: everything a verdict needs, no proposals."""
     estimate = estimate_memory(cfg, shape, stack, reward_terms)
-    plan = Plan(cfg, shape, gpu, gpu_gib, estimate, peak_on_gpu(cfg, estimate, gpu_gib), reward_terms=reward_terms)
+    plan = Plan(cfg, shape, gpu, gpu_gib, estimate, peak_on_gpu(cfg, shape, estimate, gpu_gib),
+                reward_terms=reward_terms)
     plan.problems += [problem] if (problem := gpu_problem(gpu)) else []
     if cfg.model.fast_inference:
         plan.problems += vllm_share_problems(cfg, shape, estimate, gpu_gib)
-        plan.notes += vllm_notes(gpu) + standby_notes(cfg, gpu_gib)
+        plan.notes += vllm_notes(gpu) + standby_notes(cfg, gpu_gib, shape.vision is not None)
     return plan
 
 
@@ -100,7 +121,8 @@ def round_up(value: float, step: float = 0.05) -> float:
 
 
 def vllm_share_problems(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float) -> list[str]:
-    util = vllm_utilization(cfg, gpu_gib)
+    vision = shape.vision is not None
+    util = vllm_utilization(cfg, gpu_gib, vision)
     share, needed, rest = util * gpu_gib, vllm_share_needed(estimate), training_beyond_vllm(estimate)
     problems = []
     if needed > MAX_UTILIZATION * gpu_gib:
@@ -111,7 +133,8 @@ def vllm_share_problems(cfg: RunConfig, shape: ModelShape, estimate: Estimate, g
         problems.append(f"vLLM's share ({util:.2f} x {gpu_gib:.1f} = {share:.1f} GiB) cannot hold the weights, its "
                         f"activations and one sequence of KV cache ({needed:.1f} GiB): raise "
                         f"model.gpu_memory_utilization to {round_up(needed / gpu_gib)}")
-    if share + rest > CLEAR_MISS * gpu_gib and needed + rest <= HEADROOM * gpu_gib:
+    # in standby Unsloth sets the share itself, and training runs beside vLLM without its KV cache
+    if not standby_applies(cfg, vision) and share + rest > CLEAR_MISS * gpu_gib and needed + rest <= HEADROOM * gpu_gib:
         problems.append(f"training needs {rest:.1f} GiB beside vLLM's share, and {gpu_gib - share:.1f} GiB is left: "
                         f"lower model.gpu_memory_utilization to {suggested_utilization(cfg, shape, estimate, gpu_gib)}")
     return problems

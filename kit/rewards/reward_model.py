@@ -7,8 +7,9 @@ Each completion is scored as a chat, the prompt's messages and the reply as an a
 the reward model's own tokenizer and chat template (a tokenizer without one: "prompt\\n\\ncompletion", said once).
 Replies go in batches of `batch_size`, each cut to its last `max_length` tokens: the end of a long reply, where
 its answer is, is what the model reads. The model loads on the first call (importing a recipe, `kit plan` and
-`--help` load nothing), frozen and in eval mode, on the GPU in bf16 when there is one ("auto"), else the CPU in
-fp32; it is never trained. What it holds on the GPU is in `kit plan` (kit/plan/reward_models.py).
+`--help` load nothing), frozen and in eval mode, on the GPU when there is one ("auto"; bf16, or fp16 where the GPU
+has no native bf16, as the policy), else the CPU in fp32; it is never trained. What it holds on the GPU is in
+`kit plan` (kit/plan/reward_models.py).
 
 normalise   "raw"      the logit as it is; its scale is the reward model's own, so the weight sets it
             "group"    z-score among the completions of one prompt (TRL passes num_generations of each): what
@@ -160,16 +161,31 @@ class Scorer:
                            "(some templates take no system message)") from None
 
     def logits(self, loaded: LoadedRewardModel, texts: list[str]) -> list[float]:
-        import torch
-
         batch = loaded.tokenizer(texts, padding=len(texts) > 1, truncation=True, max_length=self.max_length,
                                  add_special_tokens=not loaded.chat_template,  # the template writes its own
                                  return_tensors="pt").to(loaded.device)
+        return self.forward(loaded, batch["input_ids"], batch["attention_mask"])
+
+    def forward(self, loaded: LoadedRewardModel, input_ids, attention_mask) -> list[float]:
+        import torch
+
         # eager: Unsloth compiles transformers' mask builder for the policy, and that compiled graph breaks on
         # a second model's shapes in inference mode (an aliasing check in torch's AOT runtime)
         with torch.inference_mode(), torch.compiler.set_stance("force_eager"):
-            out = loaded.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False)
+            out = loaded.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
         return out.logits[:, 0].float().cpu().tolist()  # (batch, 1 label) -> one score per reply
+
+    def largest_pass(self) -> None:
+        """Load, and score one batch at the largest shapes a step can give: batch_size replies of max_length
+        tokens each (the memory probe's scoring phase, kit/plan/probe.py)."""
+        import torch
+
+        loaded = self.load()
+        pad = loaded.tokenizer.pad_token_id
+        rows = self.batch_size if pad is not None else 1  # no pad token: one reply at a time, as __call__ scores
+        token = 1 if pad == 0 else 0  # any token but the pad token, which pooling would skip
+        ids = torch.full((rows, self.max_length), token, dtype=torch.long, device=loaded.device)
+        self.forward(loaded, ids, torch.ones_like(ids))
 
 
 def normalised(raw: list[float], prompts: list, mode: str) -> list[float]:

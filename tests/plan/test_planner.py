@@ -3,7 +3,17 @@ import re
 import pytest
 
 from kit.plan.page import describe
-from kit.plan.planner import FITS, NO_FIT, fits, make_plan, with_settings
+from kit.plan.planner import (
+    FITS,
+    NO_FIT,
+    fits,
+    make_plan,
+    static_beyond_vllm,
+    training_beyond_vllm,
+    vllm_asleep_gib,
+    with_settings,
+)
+from kit.plan.record import planned
 from kit.plan.shapes import read_shape
 from tests.plan.conftest import config
 
@@ -114,17 +124,40 @@ def test_vllm_on_turing_is_said_to_be_unverified_and_on_ampere_not():
 
 @pytest.mark.parametrize("gib, share", [(14.7, 0.76), (22.0, 0.78375), (39.4, 0.855), (79.2, 0.87875)])
 def test_standby_plans_the_share_unsloth_sets_not_the_setting(gib, share, monkeypatch):
-    """Unsloth replaces gpu_memory_utilization with its own level when standby is on (unsloth_zoo's tiers)."""
+    """Unsloth replaces gpu_memory_utilization with its own level when standby is on (unsloth_zoo's tiers), and
+    releases vLLM's KV cache after each generation: the peak is the larger of generating and training."""
     monkeypatch.delenv("UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE", raising=False)
     settings = {"gpu_memory_utilization": 0.3, "vllm_standby": True}
     with_standby, without = plan(QWEN, gib=gib, model=settings), plan(QWEN, gib=gib, model={**settings,
                                                                                             "vllm_standby": False})
-    training = with_standby.peak_gib - share * gib
-    assert abs(training - (without.peak_gib - 0.3 * gib)) < 1e-6  # same training beside a different share
+    estimate = with_standby.estimate
+    generating = share * gib + static_beyond_vllm(estimate)
+    training = vllm_asleep_gib(estimate) + training_beyond_vllm(estimate)
+    assert with_standby.peak_gib == pytest.approx(max(generating, training))
+    assert with_standby.peak_gib < share * gib + training_beyond_vllm(estimate)  # no KV cache while training
+    assert abs(without.peak_gib - (0.3 * gib + training_beyond_vllm(without.estimate))) < 1e-6
     assert any(f"vLLM's share to {share:.4g} of this GPU" in n for n in with_standby.notes), with_standby.notes
     assert f"vLLM's share {share * gib:.2f}" in describe(with_standby)
+    assert planned(with_standby)["vllm_standby"].startswith("vLLM's KV cache is counted while it generates")
+    assert "vllm_standby" not in planned(without)
     monkeypatch.setenv("UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE", "1")  # Unsloth's own switch to keep the setting
-    assert plan(QWEN, gib=gib, model=settings).peak_gib == without.peak_gib
+    kept = plan(QWEN, gib=gib, model=settings)
+    assert kept.peak_gib == pytest.approx(max(0.3 * gib + static_beyond_vllm(estimate), training))
+
+
+def test_standby_on_a_vision_model_plans_what_unsloth_does_the_setting_awake(monkeypatch):
+    """Unsloth turns standby off for vision-language models and keeps gpu_memory_utilization (unsloth_zoo's
+    load_vllm), unless UNSLOTH_VLLM_STANDBY_VISION=1."""
+    monkeypatch.delenv("UNSLOTH_VLLM_STANDBY_VISION", raising=False)
+    settings = {"gpu_memory_utilization": 0.5}
+    standby = plan("Qwen2.5-VL-3B-Instruct", gpu="A100-40GB", gib=39.4, model={**settings, "vllm_standby": True})
+    awake = plan("Qwen2.5-VL-3B-Instruct", gpu="A100-40GB", gib=39.4, model=settings)
+    assert standby.peak_gib == awake.peak_gib
+    assert "vllm_standby" not in planned(standby) and planned(standby)["vllm_gpu_memory_utilization"] == 0.5
+    assert any("turns standby off for a vision-language model" in n for n in standby.notes), standby.notes
+    monkeypatch.setenv("UNSLOTH_VLLM_STANDBY_VISION", "1")
+    forced = plan("Qwen2.5-VL-3B-Instruct", gpu="A100-40GB", gib=39.4, model={**settings, "vllm_standby": True})
+    assert planned(forced)["vllm_gpu_memory_utilization"] == pytest.approx(0.855)
 
 
 def test_a_vision_tower_is_counted_not_left_out():

@@ -74,15 +74,16 @@ def test_a_step_the_gpu_cannot_hold_stops_the_run_with_the_plans_advice(tmp_path
     run_file = tmp_path / "run.yaml"
     run_file.write_text("seed: 1\n")
     big = ProbeResult(prompts=8, prompt_tokens=300, completion_tokens=512, peak_gib=14.2, optimizer_gib=0.1,
-                      device="Tesla T4")
-    plan = Plan(gpu_gib=14.7, peak_gib=9.4, proposals=["grpo.num_generations=4 (peak 8.1 GiB)"])
+                      device="Tesla T4", gpu_gib=14.7)
+    plan = Plan(gpu="T4", gpu_gib=14.7, peak_gib=9.4, proposals=["grpo.num_generations=4 (peak 8.1 GiB)"],
+                cfg=SimpleNamespace(model=SimpleNamespace(fast_inference=False)))
     with pytest.raises(KitError, match=r"plan 9.4 GiB, probe 14.3 GiB of 14.7 \(8 prompts of up to 300 tokens x "
                                        r"512-token completions\): does not fit Tesla T4 .*grpo.num_generations=4"):
         report(big, plan, run_file)
     recorded = yaml.safe_load(run_file.read_text())["memory_probe"]
     assert recorded["fits"] is False and recorded["estimated_peak_gib"] == 9.4
 
-    report(ProbeResult(8, 300, 512, 10.0, 0.1, "Tesla T4"), plan, run_file)
+    report(ProbeResult(8, 300, 512, 10.0, 0.1, "Tesla T4", gpu_gib=14.7), plan, run_file)
     assert yaml.safe_load(run_file.read_text())["memory_probe"]["fits"] is True
 
 

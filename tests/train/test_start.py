@@ -51,3 +51,34 @@ def test_a_training_module_imported_on_its_own_still_brings_unsloth_in_first():
     """Tests and benchmarks import the stages directly; their own imports keep the order."""
     seen = first_imports("import kit.train.stages.grpo")
     assert seen == {"unsloth": False, "transformers": True, "trl": True, "peft": True}
+
+
+@pytest.mark.parametrize("answer, refused", [("Tesla P100-PCIE-16GB, 6.0", True), ("Tesla T4, 7.5", False)])
+def test_the_gpu_is_checked_without_starting_cuda_before_unsloths_import(monkeypatch, answer, refused):
+    """Unsloth's import sets PYTORCH_ALLOC_CONF=expandable_segments:True, which only an allocator built after it
+    sees; torch builds its allocator at its first CUDA call (torch.cuda._lazy_init). So the check before that
+    import reads the GPU from nvidia-smi, and must not start CUDA."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from kit import env
+    from kit.errors import KitError
+    from kit.train.start import check_the_gpu
+
+    started = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "_lazy_init", lambda: started.append("torch.cuda._lazy_init"))
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: started.append("capability"))
+    monkeypatch.setattr(env.subprocess, "run", lambda command, **kwargs: SimpleNamespace(
+        returncode=0, stdout=("580.82.07" if "--query-gpu=driver_version" in command else answer) + "\n"))
+    env.has_gpu.cache_clear()
+    try:
+        if refused:
+            with pytest.raises(KitError, match=r"Tesla P100-PCIE-16GB has compute capability 6.0.*Nothing was loaded"):
+                check_the_gpu()
+        else:
+            check_the_gpu()
+    finally:
+        env.has_gpu.cache_clear()
+    assert started == [], f"CUDA was started before Unsloth's import: {started}"
