@@ -144,7 +144,7 @@ def work_default_route(spec: dict) -> dict:
     load_seconds = time.perf_counter() - started
     problems = route_problems(model, cfg)
     trainer = build_trainer(cfg, grpo_args(cfg, out, rewards), model, tokenizer, prompt_dataset(), rewards, out)
-    figures = {"load_seconds": load_seconds, **train_timed(trainer), **device_memory(), **planned_peak(cfg),
+    figures = {"load_seconds": load_seconds, **train_timed(trainer, cfg, out), **device_memory(), **planned_peak(cfg),
                "use_vllm": bool(getattr(trainer.args, "use_vllm", False)),
                "trainer_settings": held_settings(cfg, trainer.args)}
     if not figures["use_vllm"]:
@@ -171,7 +171,8 @@ def route_gaps(machine) -> list[str]:
 def route_summary(f: dict) -> str:
     planned = f"kit plan: {f['plan_peak_gib']:.1f} GiB" if "plan_peak_gib" in f else "no plan"
     e = f["evaluation"]
+    probed = f", memory probe: {f['probe_peak_gib']:.1f} GiB" if "probe_peak_gib" in f else ""
     return (f"{len(f['step_seconds'])} steps, {f['seconds_per_step']:.2f} s/step with vLLM rollouts; peak "
             f"{f['peak_allocated_gib']:.2f} GiB allocated by torch, {f['device_used_gib']:.1f} GiB in use on the "
-            f"device ({planned}); the live adapter's samples differ from the base on {e['differing_prompts']} of "
-            f"{e['prompts']} prompts")
+            f"device ({planned}{probed}); the live adapter's samples differ from the base on "
+            f"{e['differing_prompts']} of {e['prompts']} prompts")

@@ -86,11 +86,39 @@ def memory_figures() -> dict:
     return {"peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / GIB}
 
 
-def train_timed(trainer) -> dict:
+def train_timed(trainer, cfg=None, out: Path | None = None) -> dict:
+    """Train, timing each step; with `cfg` and `out`, the memory probe runs first as `kit train` runs it."""
     timer = step_timer()
     trainer.add_callback(timer)
+    probe = with_memory_probe(trainer, cfg, out) if cfg is not None and out is not None else None
     trainer.train()
-    return {"step_seconds": timer.seconds, "seconds_per_step": steady_seconds(timer.seconds), **memory_figures()}
+    return {"step_seconds": timer.seconds, "seconds_per_step": steady_seconds(timer.seconds), **memory_figures(),
+            **probe_figures(probe)}
+
+
+def with_memory_probe(trainer, cfg, out: Path):
+    """The memory probe as `kit train` adds it (grpo.memory_probe: on with a GPU), with the plan for this GPU, so
+    that a check records the probe's phases beside the plan's peak (probe_figures). None where it does not apply."""
+    from kit.plan.preflight import plan_for_run
+    from kit.plan.probe import MemoryProbe, probe_applies
+
+    if not probe_applies(cfg):
+        return None
+    run_file = out / "run.yaml"  # the probe writes its section there, as in a run's folder
+    run_file.parent.mkdir(parents=True, exist_ok=True)
+    if not run_file.exists():
+        run_file.write_text(f"seed: {cfg.seed}\n")
+    probe = MemoryProbe(trainer, run_file, plan_for_run(cfg), cfg.grpo.optim)
+    trainer.add_callback(probe)
+    return probe
+
+
+def probe_figures(probe) -> dict:
+    if probe is None or probe.result is None:
+        return {}
+    result = probe.result
+    return {"probe_peak_gib": result.total_gib, "probe_phases_gib": result.phases_gib,
+            "probe_plan_peak_gib": probe.plan.peak_gib if probe.plan is not None else None}
 
 
 def differing_rows(first: list, second: list) -> int:
