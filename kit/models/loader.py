@@ -4,9 +4,10 @@
     model, tokenizer = load_model(ModelConfig(name="unsloth/Qwen2.5-1.5B-Instruct"), seed=3407)
 
 Unsloth must be imported before TRL and transformers' trainers so that its patches apply; every
-module that trains imports this one first. In a rank of a multi-process run (kit.train.launch) the model
-is loaded with transformers + PEFT instead, as Unsloth's loader places the model for one GPU; TRL's
-trainer still runs with Unsloth imported (without a GPU, TRL's fused log-prob head needs its CPU path).
+module that trains imports this one first. In a rank of a multi-process run (kit.train.launch) the model,
+a vision-language one too, is loaded with transformers + PEFT instead, as Unsloth's loaders place the model
+for one GPU (and start a vLLM engine of their own); TRL's trainer still runs with Unsloth imported (without a
+GPU, TRL's fused log-prob head needs its CPU path).
 """
 
 from __future__ import annotations
@@ -45,12 +46,13 @@ def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
     """
     from kit.models.vision import is_vision_model
 
-    if is_vision_model(cfg.name):
+    vision = is_vision_model(cfg.name)
+    if ranks.in_worker():  # before the vision route: FastVisionModel would place the model for one GPU too
+        return load_with_peft(cfg, seed, sharded, vision)
+    if vision:
         from kit.models.vision_loader import load_vision_model
 
         return load_vision_model(cfg, seed)
-    if ranks.in_worker():
-        return load_with_peft(cfg, seed, sharded)
     fast = fast_inference_available(cfg)
     extra = {"gpu_memory_utilization": cfg.gpu_memory_utilization, "max_lora_rank": cfg.lora_rank} if fast else {}
     if fast and cfg.vllm_standby:  # UNSLOTH_VLLM_STANDBY=1 was set before Unsloth's import (kit.cli)
@@ -88,10 +90,16 @@ def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
     return model, with_pad_token(tokenizer)
 
 
-def load_with_peft(cfg: ModelConfig, seed: int, sharded: bool = False):
-    """One rank's model: transformers weights (bitsandbytes 4-bit on a GPU), LoRA from PEFT, on this rank's device."""
+def load_with_peft(cfg: ModelConfig, seed: int, sharded: bool = False, vision: bool = False):
+    """One rank's model: transformers weights (bitsandbytes 4-bit on a GPU), LoRA from PEFT, on this rank's device.
+
+    `vision`: a vision-language model, loaded with its image-text-to-text class and returned with its processor
+    (which TRL's trainer takes as the tokenizer), LoRA scoped as on the CPU (kit.models.vision_loader)."""
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
-    from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig
+    from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoTokenizer, BitsAndBytesConfig
+
+    from kit.models.vision import load_processor
+    from kit.models.vision_loader import lora_targets
 
     torch.manual_seed(seed)  # every rank starts from the same adapter
     cuda = torch.cuda.is_available()
@@ -106,8 +114,8 @@ def load_with_peft(cfg: ModelConfig, seed: int, sharded: bool = False):
         print(f"loader: model.load_in_4bit needs a GPU (bitsandbytes); loading {dtype} weights instead")
     name = resolve_model_name(cfg.name)
     try:
-        model = AutoModelForCausalLM.from_pretrained(name, **options)
-        tokenizer = AutoTokenizer.from_pretrained(name)
+        model = (AutoModelForImageTextToText if vision else AutoModelForCausalLM).from_pretrained(name, **options)
+        processing_class = load_processor(name) if vision else with_pad_token(AutoTokenizer.from_pretrained(name))
     except OSError as err:
         raise cannot_load(cfg, err) from None
     checkpointing = cfg.gradient_checkpointing != "false"  # "unsloth" offloading is Unsloth's; here it is plain
@@ -117,12 +125,14 @@ def load_with_peft(cfg: ModelConfig, seed: int, sharded: bool = False):
     if not cfg.full_finetuning:
         model = get_peft_model(model, LoraConfig(
             r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
-            target_modules=cfg.target_modules, task_type="CAUSAL_LM"))
+            target_modules=lora_targets(cfg) if vision else cfg.target_modules, task_type="CAUSAL_LM"))
+    if vision:
+        model.max_seq_length = cfg.max_seq_length  # as FastVisionModel sets it: Unsloth's SFT trainer reads it there
     # on CPU it stays where it is (a "cpu:N" device would be saved in checkpoints); sharded, it stays on the
     # CPU until DeepSpeed / FSDP split it, so no GPU ever holds the whole model
     if cuda and not four_bit and not sharded:
         model.to(ranks.state().device)
-    return model, with_pad_token(tokenizer)
+    return model, processing_class
 
 
 def check_vllm_generates(model) -> None:

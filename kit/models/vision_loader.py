@@ -2,8 +2,9 @@
 
     model, processor = load_vision_model(ModelConfig(name="unsloth/Qwen2.5-VL-3B-Instruct"), seed=3407)
 
-kit.models.loader sends a model here when its config.json has a vision_config (kit.models.vision). The processor
-takes the tokenizer's place from here on: TRL's trainers switch to their vision path when given one.
+kit.models.loader sends a model here when its config.json has a vision_config (kit.models.vision), except in a rank
+of a multi-process run, which loads it as it loads a text model (loader.load_with_peft, with lora_targets below).
+The processor takes the tokenizer's place from here on: TRL's trainers switch to their vision path when given one.
 
 On a GPU, FastVisionModel loads it (4-bit, vLLM with fast_inference) and puts LoRA on the language layers, and on
 the vision tower's too when model.finetune_vision_layers is set; Unsloth's vLLM path refuses LoRA on the vision
