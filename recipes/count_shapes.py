@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 from pathlib import Path
 
@@ -121,7 +122,10 @@ def write_sample(path: Path, split: str) -> None:
     folder.mkdir(exist_ok=True)
     lines = []
     for i, row in enumerate(pictures(split)[:SAMPLE_ROWS]):
-        row["image"].save(folder / f"{i}.png")
+        # whole or not at all: the ranks of a multi-process run each write the sample, and read it as another writes
+        partial = folder / f".{i}.png.{os.getpid()}"
+        row["image"].save(partial, format="PNG")
+        os.replace(partial, folder / f"{i}.png")
         lines.append(json.dumps({**row, "image": f"{folder.name}/{i}.png"}) + "\n")
     path.write_text("".join(lines))
 

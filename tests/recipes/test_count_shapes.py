@@ -63,3 +63,21 @@ def test_scoring_and_the_near_miss():
     close = count_shapes.REWARDS.rewards[2].fn
     completions = [[{"role": "assistant", "content": f"<answer>{n}</answer>"}] for n in (3, 4, 2, 5)]
     assert close(completions, answer=["3"] * 4) == [1.0, 0.5, 0.5, 0.0]
+
+
+def test_the_sample_pictures_appear_whole_for_ranks_reading_them_as_another_writes(tmp_path, monkeypatch):
+    """Every rank of a multi-process run writes the sample: a picture is written aside and renamed into place, so
+    a reader never opens one half-written (seen: UnidentifiedImageError in a two-process run)."""
+    from pathlib import Path
+
+    from PIL import Image
+
+    written, save = [], Image.Image.save
+    monkeypatch.setattr(Image.Image, "save", lambda self, fp, *args, **kwargs: written.append(Path(fp).name) or
+                        save(self, fp, *args, **kwargs))
+    count_shapes.write_sample(tmp_path / "sample.jsonl", "train")
+    assert written and all(name.startswith(".") for name in written), written
+    pictures = sorted((tmp_path / "count_shapes-train-images").iterdir())
+    assert pictures and all(p.suffix == ".png" for p in pictures)
+    for picture in pictures:
+        Image.open(picture).verify()
