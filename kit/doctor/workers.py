@@ -99,12 +99,13 @@ def train_timed(trainer, cfg=None, out: Path | None = None) -> dict:
 def with_memory_probe(trainer, cfg, out: Path):
     """The memory probe as `kit train` adds it (grpo.memory_probe: on with a GPU), with the plan for this GPU, so
     that a check records the probe's phases beside the plan's peak (probe_figures). None where it does not apply."""
+    from kit.outputs import RunDir
     from kit.plan.preflight import plan_for_run
     from kit.plan.probe import MemoryProbe, probe_applies
 
     if not probe_applies(cfg):
         return None
-    run_file = out / "run.yaml"  # the probe writes its section there, as in a run's folder
+    run_file = RunDir(out).run_file  # the probe writes its section there, as in a run's folder
     run_file.parent.mkdir(parents=True, exist_ok=True)
     if not run_file.exists():
         run_file.write_text(f"seed: {cfg.seed}\n")

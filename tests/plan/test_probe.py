@@ -11,7 +11,8 @@ import yaml
 from kit.config import GRPOSection
 from kit.data.rows import prompt_lengths
 from kit.errors import KitError
-from kit.plan.probe import MemoryProbe, ProbeResult, probe_applies, report
+from kit.plan.probe import MemoryProbe, probe_applies
+from kit.plan.probe_verdict import ProbeResult, report
 from kit.recipes import load_recipe
 from kit.train.prepare import prepare_run
 from kit.train.stages.grpo import build_trainer

@@ -10,10 +10,11 @@ import yaml
 
 from kit import env
 from kit.errors import KitError
-from kit.plan import probe
+from kit.plan import device_memory, probe
 from kit.plan.gpus import GIB
 from kit.plan.planner import make_plan
-from kit.plan.probe import ProbeResult, report, run_probe
+from kit.plan.probe import run_probe
+from kit.plan.probe_verdict import ProbeResult, report
 from kit.plan.shapes import read_shape
 from tests.plan.conftest import config
 
@@ -189,7 +190,7 @@ def test_in_standby_vllms_released_kv_cache_is_left_out_of_scoring_and_training(
     assert result.phases_gib["generation"] == pytest.approx(9 + 3 + 0.5)  # the pool awake, and the generation's
     assert result.phases_gib["scoring"] == pytest.approx(1 + 1 + 0.5)  # the batch and the pass, pool released
     assert result.phases_gib["training"] == pytest.approx(1 + 3 + 0.5)
-    assert probe.vllm_asleep_bytes(trainer) == 9 * GIB
+    assert device_memory.vllm_asleep_bytes(trainer) == 9 * GIB
 
 
 def test_standby_is_said_in_run_yaml_where_it_applies(tmp_path, capsys):
