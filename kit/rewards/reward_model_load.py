@@ -6,16 +6,21 @@
 A reward model is a *ForSequenceClassification with one label: its logit is the score. Anything else is refused
 from its config, before a weight loads: AutoModelForSequenceClassification would put a randomly initialised head
 on a causal LM without a word (every score noise), and a classifier with several labels has no one score.
-`kit:tiny-reward` is the tiny one built on the spot (kit/rewards/reward_model_tiny.py).
+It is built with its family's transformers classes even where Unsloth replaced some for a policy of the same
+family (transformers_own_classes). `kit:tiny-reward` is the tiny one built on the spot
+(kit/rewards/reward_model_tiny.py).
 """
 
 from __future__ import annotations
 
 import json
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kit import env
 from kit.errors import KitError, first_line
 from kit.hub import HubUnreachable, hub_config_file
 from kit.rewards.reward_model_tiny import TINY_REWARD, tiny_reward_config, tiny_reward_path
@@ -115,9 +120,22 @@ class LoadedRewardModel:
     chat_template: bool  # False: the tokenizer has none, so a chat is scored as "prompt\n\ncompletion"
 
 
-def load_reward_model(name: str, device: str = "auto") -> LoadedRewardModel:
-    """Weights in bf16 on a GPU, fp32 on the CPU; requires_grad off, eval mode: scored, never trained."""
+def reward_model_dtype(target):
+    """The weights' dtype on `target`, by the policy's rule (kit.models.load_settings.weights_dtype, model.dtype
+    auto), so the two models beside each other on one GPU never disagree about it: bf16 where the GPU computes it
+    natively, fp16 where it would only emulate bf16 (a T4, compute capability 7.5: every scoring pass several times
+    slower, though torch.cuda.is_bf16_supported() says True there), fp32 on the CPU. kit.env.bf16_supported() is
+    the kit's one test of that; weights_dtype itself sits in kit.models, a layer above this one, so not imported."""
     import torch
+
+    if target.type != "cuda":
+        return torch.float32
+    return torch.bfloat16 if env.bf16_supported() else torch.float16
+
+
+def load_reward_model(name: str, device: str = "auto") -> LoadedRewardModel:
+    """Weights in reward_model_dtype (16-bit on a GPU, fp32 on the CPU); requires_grad off, eval mode: scored,
+    never trained."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     config = read_config(name)
@@ -126,13 +144,40 @@ def load_reward_model(name: str, device: str = "auto") -> LoadedRewardModel:
     path = resolve(name)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForSequenceClassification.from_pretrained(
-            path, dtype=torch.bfloat16 if target.type == "cuda" else torch.float32)
+        with transformers_own_classes(config):
+            model = AutoModelForSequenceClassification.from_pretrained(path, dtype=reward_model_dtype(target))
     except (OSError, ValueError) as err:
         raise KitError(f"cannot load the reward model {name!r}: {first_line(err, 200)}") from None
     model.to(target).requires_grad_(False).eval()
     set_padding(model, tokenizer)
     return LoadedRewardModel(model, tokenizer, target, bool(getattr(tokenizer, "chat_template", None)))
+
+
+@contextmanager
+def transformers_own_classes(config):
+    """The module-level classes of the reward model's family as transformers wrote them, while it is built.
+
+    On a GPU, Unsloth loading a policy runs its family's pre_patch (unsloth/models/llama.py; Llama, Qwen2, Qwen3,
+    Mistral, Gemma...), which changes transformers process-wide. Its forwards it gates (a module Unsloth did not
+    load runs transformers' own), but it also puts its own rotary embedding class into the family's modeling
+    module, ungated, so a same-family reward model built afterwards would get it: cos/sin computed its own way and
+    cached on the current CUDA device whatever the model's device (so, by its source, a reward model on
+    device="cpu" beside a GPU policy would fail; on a CPU it fails outright). Unsloth records what it replaced;
+    transformers' classes go back for the build and Unsloth's return after it, so the policy keeps its own.
+    Nothing recorded (no policy of this family, or Unsloth's CPU backend, which patches no class): nothing to do.
+    tests/rewards/test_reward_model_beside_policy.py runs that GPU patch on the CPU."""
+    model_type = getattr(config, "model_type", "")
+    modeling = sys.modules.get(f"transformers.models.{model_type}.modeling_{model_type}")
+    record = vars(modeling).get("_unsloth_pre_patch_originals") if modeling is not None else None
+    originals = dict(record[0]) if record else {}  # record: (module globals it replaced, class attributes)
+    patched = {name: getattr(modeling, name) for name in originals if hasattr(modeling, name)}
+    for name, value in originals.items():
+        setattr(modeling, name, value)
+    try:
+        yield
+    finally:
+        for name, value in patched.items():
+            setattr(modeling, name, value)
 
 
 def set_padding(model, tokenizer) -> None:
