@@ -64,7 +64,7 @@ def classifier_params(shape: ModelShape) -> int:
 
 def weights_term(models: list[RewardModel]) -> Term:
     on_gpu = [m for m in models if m.on_gpu]
-    counted = [f"{m.reward}: {classifier_params(m.shape) / 1e9:.3g}B parameters in bf16" for m in on_gpu]
+    counted = [f"{m.reward}: {classifier_params(m.shape) / 1e9:.3g}B parameters in 16-bit" for m in on_gpu]
     on_cpu = [f"{m.reward}: on the CPU (device=\"cpu\"), nothing on the GPU" for m in models if not m.on_gpu]
     size = sum(classifier_params(m.shape) for m in on_gpu) * BF16
     return Term("reward model weights", gib(size), "static", "; ".join(counted + on_cpu) + "; frozen, no gradients")
