@@ -6,6 +6,8 @@ is written to OUT/eval.json as soon as it exists, so a resumed run keeps the eva
 Every eval.every_steps GRPO steps, HeldOutCurve scores the first eval.during_n held-out rows the same way and
 logs them to OUT/metrics.jsonl (eval/strict, eval/lenient, eval/format): the reward curve says what the policy
 is paid for, this curve whether it got better at the task.
+
+Every scoring leaves the model as training had it (training_state_kept): Unsloth's generate does not.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from kit.eval.generate import Sampling, live_adapter_request
 from kit.outputs import RunDir
 from kit.recipe import Recipe
 from kit.tools.budget import ToolBudget
+from kit.train.training_state import training_state_kept
 
 
 class HeldOutEvaluations:
@@ -87,8 +90,9 @@ def evaluate_held_out_here(cfg: RunConfig, recipe: Recipe, model, tokenizer, row
                         chat_template_kwargs=cfg.grpo.chat_template_kwargs or {},
                         max_tool_rounds=cfg.grpo.max_tool_calling_iterations,
                         tool_budget=ToolBudget(cfg.grpo.tool_calls_per_turn, cfg.grpo.tool_seconds_per_rollout))
-    return evaluate(model, tokenizer, recipe, rows, sampling, name, lora_request=live_adapter_request(model),
-                    batch_size=cfg.eval.batch_size)
+    with training_state_kept(model, tokenizer):
+        return evaluate(model, tokenizer, recipe, rows, sampling, name, lora_request=live_adapter_request(model),
+                        batch_size=cfg.eval.batch_size)
 
 
 CHECK_EVERY_ON_A_GPU = 25
