@@ -39,12 +39,16 @@ def read_peak(asleep_now: int = 0, slept_through: bool = False) -> float:
     return (torch.cuda.max_memory_reserved() - (asleep_now if slept_through else 0) + outside) / GIB
 
 
+def engine_asleep(llm) -> bool:
+    """Whether a vLLM engine (vLLM's LLM: llm_engine.is_sleeping()) sleeps now; False for none, or one without sleep."""
+    is_sleeping = getattr(getattr(llm, "llm_engine", None), "is_sleeping", None)
+    return bool(is_sleeping()) if callable(is_sleeping) else False
+
+
 def vllm_asleep_bytes(trainer) -> int:
     """What vLLM released while asleep in standby: unsloth_zoo's sleep unmaps every allocation of vLLM's sleep
     allocator but the weights it shares with training. 0 when vLLM is awake, has no sleep mode, or is not here."""
-    llm = getattr(trainer, "llm", None) or getattr(trainer.model, "vllm_engine", None)
-    engine = getattr(llm, "llm_engine", None)
-    if engine is None or not hasattr(engine, "is_sleeping") or not engine.is_sleeping():
+    if not engine_asleep(getattr(trainer, "llm", None) or getattr(trainer.model, "vllm_engine", None)):
         return 0
     from vllm.device_allocator.cumem import CuMemAllocator
 

@@ -9,10 +9,9 @@ from pathlib import Path
 
 from kit.errors import KitError
 from kit.outputs import write_run_section
+from kit.plan.vllm_share import STANDBY_COUNTING, standby_applies, vllm_utilization
 
 FITS_UNDER = 0.95  # of the GPU's memory: the rest is fragmentation a long run meets and one step may not
-
-
 SAME_GPU = 0.03  # --gpu names the GPU here when their memory differs by less than this share
 
 
@@ -73,8 +72,6 @@ def same_gpu(planned_gib: float, here_gib: float) -> bool:
 
 
 def standby_counted(plan) -> str | None:
-    from kit.plan.vllm_share import STANDBY_COUNTING, standby_applies
-
     if plan is None or not plan.cfg.model.fast_inference:
         return None
     return STANDBY_COUNTING if standby_applies(plan.cfg, plan.shape.vision is not None) else None
@@ -83,8 +80,6 @@ def standby_counted(plan) -> str | None:
 def other_gpu_line(result: ProbeResult, plan) -> str:
     """What a step measured on this GPU says about the one --gpu named: all of it without vLLM (no term depends on
     the GPU's size); with vLLM only the part beside vLLM's share, as that share is a fraction of each GPU."""
-    from kit.plan.vllm_share import vllm_utilization
-
     named = f"--gpu {plan.gpu} ({plan.gpu_gib:.1f} GiB) is not the GPU here ({result.device}, {result.gpu_gib:.1f})"
     if not plan.cfg.model.fast_inference:
         verdict = "would fit" if result.total_gib <= FITS_UNDER * plan.gpu_gib else "would not fit"

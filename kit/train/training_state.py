@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 
+from kit.plan.device_memory import engine_asleep
+
 # What Unsloth's generate leaves on the modules of a model it was given in eval mode (unsloth/models/llama.py,
 # unsloth_fast_generate; vision.py, unsloth_base_fast_generate): for_inference's mode, gradient-checkpointing flag
 # (off) and `_flag_for_generation` (with use_cache on, a forward takes the decoding path), and the KV cache its
@@ -90,12 +92,6 @@ def generation_tokenizers(modules: list, tokenizer) -> list:
     kept = [vars(m).get("_saved_temp_tokenizer") for m in modules]
     unique = {id(t): t for t in [tokenizer, text_tokenizer(tokenizer), *kept] if hasattr(t, "padding_side")}
     return list(unique.values())
-
-
-def engine_asleep(engine) -> bool:
-    """Whether a vLLM engine sleeps now (vLLM's LLM: llm_engine.is_sleeping()); False for no engine."""
-    is_sleeping = getattr(getattr(engine, "llm_engine", None), "is_sleeping", None)
-    return bool(is_sleeping()) if callable(is_sleeping) else False
 
 
 def back_to_sleep(engine) -> None:

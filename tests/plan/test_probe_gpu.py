@@ -218,3 +218,8 @@ def test_a_reward_models_largest_pass_is_its_batch_at_full_length(monkeypatch):
     assert probe.reward_model_scorers(trainer)
     scorer.largest_pass()
     assert scorer.loaded is not None and shapes == [(3, 40)]
+
+
+def test_no_engine_or_one_without_sleep_mode_is_never_asleep():
+    assert not device_memory.engine_asleep(None)
+    assert not device_memory.engine_asleep(SimpleNamespace(llm_engine=SimpleNamespace()))  # no sleep mode

@@ -121,7 +121,8 @@ class Engine:
 
 @pytest.mark.parametrize("asleep", [True, False], ids=["standby", "awake"])
 def test_vllm_sleeps_again_after_a_check_only_if_it_slept_before(asleep):
-    from kit.train.training_state import engine_asleep, training_state_kept
+    from kit.plan.device_memory import engine_asleep
+    from kit.train.training_state import training_state_kept
 
     model, engine = torch.nn.Linear(2, 2), Engine(asleep)
     model.vllm_engine = engine
@@ -130,12 +131,6 @@ def test_vllm_sleeps_again_after_a_check_only_if_it_slept_before(asleep):
         assert not engine_asleep(engine)
     assert engine.asleep is asleep
     assert engine.calls == (["wake_up", "sleep(1)"] if asleep else [])
-
-
-def test_no_engine_or_one_without_sleep_mode_is_never_asleep():
-    from kit.train.training_state import engine_asleep
-
-    assert not engine_asleep(None) and not engine_asleep(SimpleNamespace(llm_engine=SimpleNamespace()))
 
 
 def unsloths_own_gpu_generate() -> None:
