@@ -124,8 +124,11 @@ def write_sample(path: Path, split: str) -> None:
     for i, row in enumerate(pictures(split)[:SAMPLE_ROWS]):
         # whole or not at all: the ranks of a multi-process run each write the sample, and read it as another writes
         partial = folder / f".{i}.png.{os.getpid()}"
-        row["image"].save(partial, format="PNG")
-        os.replace(partial, folder / f"{i}.png")
+        try:
+            row["image"].save(partial, format="PNG")
+            os.replace(partial, folder / f"{i}.png")
+        finally:
+            partial.unlink(missing_ok=True)
         lines.append(json.dumps({**row, "image": f"{folder.name}/{i}.png"}) + "\n")
     path.write_text("".join(lines))
 
