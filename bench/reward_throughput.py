@@ -27,9 +27,9 @@ import os
 import random
 import time
 
+from kit.checks.rewards_check import NOT_COLUMNS
 from kit.recipes import load_recipe
 from kit.rewards import answer_correct, canonical_number, completion_text, extract_tag
-from kit.rewards.check import NOT_COLUMNS
 from kit.rewards.code import passes_tests
 from kit.rewards.format import _validator
 from kit.rewards.presets import PRESETS

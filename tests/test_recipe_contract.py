@@ -8,12 +8,12 @@ from types import ModuleType
 import pytest
 
 import kit.recipe
+from kit.checks.rewards_check import load_samples, print_report, run_bundle
 from kit.config import RunConfig
 from kit.errors import KitError
 from kit.recipe import ATTRIBUTES, Recipe, recipe_from_module
 from kit.recipes import known_recipes, load_recipe
 from kit.rewards import RewardBundle
-from kit.rewards.check import load_samples, print_report, run_bundle
 
 BASE = """
 from kit.recipe import Scoring
@@ -177,7 +177,7 @@ def test_the_rewards_check_takes_a_bundle_and_samples_not_a_recipe(capsys):
 
 def test_the_rewards_check_imports_no_recipe():
     """kit.recipe builds on kit.rewards; an import back (even under TYPE_CHECKING) would make them a cycle."""
-    tree = ast.parse((Path(kit.recipe.__file__).parent / "rewards" / "check.py").read_text())
+    tree = ast.parse((Path(kit.recipe.__file__).parent / "checks" / "rewards_check.py").read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert not any(name.startswith("kit.recipe") for name in imported), imported

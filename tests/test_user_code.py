@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from kit.checks.empty_completions import try_on_empty_completions
 from kit.config import DataConfig
 from kit.data import load_rows
 from kit.errors import KitError
 from kit.recipes import load_recipe
-from kit.rewards.guard import CheckedReward, try_on_empty_completions
+from kit.rewards.guard import CheckedReward
 from kit.user_code import UserCodeError, call_user, print_traceback
 from tests.conftest import chat
 

@@ -93,9 +93,9 @@ def export_command(args: argparse.Namespace) -> int:
 def rewards_command(args: argparse.Namespace) -> int:
     """The rewards on sample completions (--completions, else the recipe's own), then the gold-answer check on
     training rows (--data, else the recipe's sample data): exit 1 on anything training would stop on."""
+    from kit.checks.model_rewards import prepare_model_rewards
+    from kit.checks.rewards_check import load_samples, print_report, run_bundle
     from kit.recipes import load_recipe
-    from kit.rewards.check import load_samples, print_report, run_bundle
-    from kit.rewards.preflight import prepare_model_rewards
 
     recipe = load_recipe(args.recipe)
     refused = False
@@ -111,11 +111,11 @@ def rewards_command(args: argparse.Namespace) -> int:
 
 
 def check_gold_answers_of(recipe, data: str | None) -> bool:
-    """The gold-answer check training runs first (kit.rewards.gold_check), on the rows of `data` or the recipe's
+    """The gold-answer check training runs first (kit.checks.gold_answers), on the rows of `data` or the recipe's
     sample; True when training would refuse to start."""
+    from kit.checks.gold_answers import check_gold_answers
     from kit.config import SAMPLE_DATA, DataConfig
     from kit.data import load_rows
-    from kit.rewards.gold_check import check_gold_answers
 
     if not (data or recipe.write_sample):
         print("gold answers: not checked: the recipe ships no sample data; pass --data FILE (its training rows)")

@@ -11,6 +11,7 @@ from contextlib import closing
 from pathlib import Path
 
 from kit import cpu_threads
+from kit.checks.model_rewards import prepare_model_rewards
 from kit.config import SAMPLE_DATA, DataConfig
 from kit.config.judging import JudgeConfig
 from kit.data import load_rows
@@ -23,7 +24,6 @@ from kit.models.inference import Loaded, is_adapters_base, load_for_inference
 from kit.outputs import RunDir, eval_file_name, run_file_beside
 from kit.recipe import Recipe
 from kit.rewards.code import prepare_code_rewards
-from kit.rewards.preflight import prepare_model_rewards
 from kit.tools.budget import ToolBudget
 
 DEFAULT_COMPLETION_TOKENS = 256  # when neither the run nor the recipe says

@@ -23,6 +23,7 @@ from kit.eval.vision import generate_with_images, image_column, row_images
 from kit.models.vision import text_tokenizer
 from kit.recipe import Recipe, default_scoring
 from kit.rewards.guard import CheckedReward
+from kit.rewards.trl_call import trl_kwargs
 from kit.tools.guard import safe_text
 from kit.tools.stats import tool_stats, transcript_text
 
@@ -76,10 +77,9 @@ def score_completions(recipe: Recipe, rows, completions: list[list[dict]], token
     scoring = recipe.scoring or default_scoring(recipe.rewards)
     records = rows.to_list()
     texts = [assistant_text(c) for c in completions]
-    columns = reward_columns(records, texts, tokenizer)
+    played = environments if environments and environments[0] is not None else None
+    columns = reward_kwargs(records, texts, tokenizer, played)
     ids = columns["completion_ids"]
-    if environments and environments[0] is not None:
-        columns["environments"] = environments
     computed = {r.fn: CheckedReward(r.fn).call(completions, columns, where=" in evaluation")
                 for r in recipe.rewards.rewards}
     verdicts = scoring.judge(completions, columns, computed)
@@ -100,14 +100,14 @@ def score_completions(recipe: Recipe, rows, completions: list[list[dict]], token
     )
 
 
-def reward_columns(records: list[dict], texts: list[str], tokenizer) -> dict:
-    """The keyword lists a reward gets for these rows' completions, as TRL passes them: `prompts`, each dataset
-    column, and `completion_ids` for rewards that count tokens (a lone surrogate counted as its escape: the
-    tokenizer refuses it as written)."""
+def reward_kwargs(records: list[dict], texts: list[str], tokenizer, environments: list | None = None) -> dict:
+    """The keywords a reward gets for these rows' completions, as TRL passes them (kit.rewards.trl_call): `prompts`,
+    each dataset column, and `completion_ids` for rewards that count tokens (a lone surrogate counted as its
+    escape: the tokenizer refuses it as written)."""
     ids = [text_tokenizer(tokenizer)(safe_text(t), add_special_tokens=False).input_ids for t in texts]
     names = [c for c in (records[0] if records else {}) if c != "prompt"]
-    return {"prompts": [r["prompt"] for r in records], **{c: [r.get(c) for r in records] for c in names},
-            "completion_ids": ids}
+    return trl_kwargs([r["prompt"] for r in records], {c: [r.get(c) for r in records] for c in names},
+                      completion_ids=ids, environments=environments)
 
 
 def assistant_text(completion: list[dict]) -> str:

@@ -191,7 +191,7 @@ class GamingWatch:
 def watch_for_gaming(trainer, recipe, rewards, curve=None) -> GamingWatch | None:
     """Give the trainer's HealthCallback a GamingWatch over its batches and the held-out checks (`curve`)."""
     from kit.monitor.health import HealthCallback
-    from kit.rewards.check import documented_range
+    from kit.rewards.traits import documented_range
 
     health = next((c for c in trainer.callback_handler.callbacks if isinstance(c, HealthCallback)), None)
     if health is None:
@@ -209,10 +209,10 @@ def earliest_within(held_out: list[tuple[int, float]]) -> tuple[int, float]:
 
 
 def judge_strict(recipe, rows: list[dict], completions: list, tokenizer) -> list[bool]:
-    from kit.eval.evaluate import reward_columns
+    from kit.eval.evaluate import reward_kwargs
     from kit.recipe import default_scoring
 
-    columns = reward_columns(rows, [completion_text(c) for c in completions], tokenizer)
+    columns = reward_kwargs(rows, [completion_text(c) for c in completions], tokenizer)
     return (recipe.scoring or default_scoring(recipe.rewards)).judge(completions, columns).strict
 
 

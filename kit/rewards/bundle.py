@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from kit.errors import KitError
 from kit.rewards.adaptive import AdaptiveWeight
+from kit.rewards.trl_call import TRL_ARGUMENTS
 
 RewardFn = Callable[..., list[float | None]]
 
@@ -105,14 +106,12 @@ class RewardBundle:
 
     def columns_needed(self) -> dict[str, list[str]]:
         """Dataset columns each reward takes by name (its parameters without defaults)."""
-        ignored = {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric",
-                   "environments"}  # TRL's own arguments, not dataset columns
         needed = {}
         for r in self.rewards:
             params = inspect.signature(r.fn).parameters.values()
             needed[r.name] = [
                 p.name for p in params
-                if p.name not in ignored and p.default is inspect.Parameter.empty
+                if p.name not in TRL_ARGUMENTS and p.default is inspect.Parameter.empty
                 and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
             ]
         return needed

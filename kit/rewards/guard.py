@@ -13,9 +13,10 @@ NaN both become NaN there, which it leaves out of every mean. So, for each batch
   rewards/<name>/not_finite (the fraction of completions), which the health monitor warns about:
   one odd completion should not end a long run, but it must not pass unseen.
 
-`try_on_empty_completions` calls each reward once on empty completions of the first rows, so a reward that
-cannot run at all fails before anything is written. `kit rewards check` (kit.rewards.check) runs the same
-checks on sample completions, so what it calls an error is what training would stop on, in the same words.
+The checks before training (kit/checks/) call rewards through it too: kit.checks.empty_completions calls each
+once on empty completions of the first rows, so a reward that cannot run at all fails before anything is written,
+and `kit rewards check` (kit.checks.rewards_check) runs the same checks on sample completions, so what it calls
+an error is what training would stop on, in the same words.
 """
 
 from __future__ import annotations
@@ -24,13 +25,11 @@ import inspect
 import math
 
 from kit.errors import KitError
-from kit.rewards.adaptive import AdaptiveWeight
 from kit.rewards.bundle import RewardBundle
 from kit.rewards.text import completion_text
 from kit.rewards.traits import trait, with_traits
+from kit.rewards.trl_call import TRL_ARGUMENTS
 from kit.user_code import preview, user_error
-
-TRL_ARGUMENTS = ("prompts", "completion_ids", "environments")  # per completion, but not the dataset's columns
 
 
 def row_optional(fn):
@@ -127,30 +126,3 @@ def failing_row(completions, kwargs: dict, row: int) -> str:
     text = f"({completion_text(completions[row])[:80]!r})"
     return f"{text} for the row with {preview(columns, 80)}" if columns else text
 
-
-def try_on_empty_completions(funcs: list, rows, toolbox=None) -> None:
-    """Each reward once on empty completions of the first two rows, as TRL will call it; before any writing.
-
-    Only what no completion can excuse is checked here (raising, a wrong count or type): an empty
-    completion may well be one a reward does not apply to. With an environment, each row gets a fresh one,
-    reset with the row, as `environments`.
-    """
-    from transformers import TrainerState
-
-    sample = rows.select(range(min(2, len(rows))))
-    columns = {c: list(sample[c]) for c in sample.column_names if c != "prompt"}  # lists, as TRL passes them
-    kwargs = {"prompts": sample["prompt"], **columns, "trainer_state": TrainerState(),
-              "log_extra": lambda *a, **k: None, "log_metric": lambda *a, **k: None}
-    if toolbox is not None and toolbox.environment is not None:
-        kwargs["environments"] = [toolbox.episode(row).environment for row in sample]
-    for fn in funcs:
-        if trait(fn, "source") is None:  # a model-scored reward is the kit's own, checked by its preflight: a trial
-            try_on_empty(fn, len(sample), kwargs)  # would load its model here (a launcher's GPU 0) or ask its judge
-
-
-def try_on_empty(fn, count: int, kwargs: dict) -> None:
-    """One reward on `count` empty completions, as TRL hands them over, with `kwargs` for their rows."""
-    completions = [[{"role": "assistant", "content": ""}] for _ in range(count)]
-    base = fn.fn if isinstance(fn, AdaptiveWeight) else fn  # a trial call must not move its multiplier
-    CheckedReward(base).call(completions, {"completion_ids": [[] for _ in completions], **kwargs},
-                             where=" of empty completions tried before training")

@@ -24,6 +24,8 @@ from typing import NamedTuple, Union
 
 from kit.errors import KitError
 from kit.rewards.guard import CheckedReward
+from kit.rewards.text import as_messages
+from kit.rewards.trl_call import trl_kwargs
 
 RewardFn = Callable[..., list]
 
@@ -90,12 +92,8 @@ class Scoring:
     def verdict(self, text: str | list[dict], row: dict) -> Verdict:
         """One reply (its text, or with tools the completion's messages) to one dataset row, judged (for tests
         and `kit rewards check`)."""
-        # the form TRL hands rewards in training
-        completion = text if isinstance(text, list) else [{"role": "assistant", "content": text}]
-        columns = {k: [v] for k, v in row.items() if k != "prompt"}
-        if "prompt" in row:
-            columns["prompts"] = [row["prompt"]]
-        judged = self.judge([completion], columns)
+        columns = {k: [v] for k, v in row.items() if k != "prompt"}  # called as TRL calls rewards in training
+        judged = self.judge([as_messages(text, "assistant")], trl_kwargs([row.get("prompt")], columns))
         return Verdict(judged.strict[0], judged.lenient[0], None if judged.formatted is None else judged.formatted[0])
 
 

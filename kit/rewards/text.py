@@ -1,4 +1,4 @@
-"""Getting the generated text out of whatever form TRL hands a completion in."""
+"""Getting the generated text out of whatever form TRL hands a completion in, and text into that form."""
 
 from __future__ import annotations
 
@@ -16,6 +16,11 @@ def completion_text(completion: Any) -> str:
     if isinstance(completion, dict):
         return _message_text(completion)
     return ""
+
+
+def as_messages(text_or_messages, role: str):
+    """A completion (role assistant) or a prompt (user) in the form training hands it to rewards: messages."""
+    return [{"role": role, "content": text_or_messages}] if isinstance(text_or_messages, str) else text_or_messages
 
 
 def _message_text(message: Any) -> str:

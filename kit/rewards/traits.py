@@ -10,6 +10,7 @@
 
     @with_traits(runs_model_code=True)          # or: fn = with_traits(fn, reward_range=(-1.0, 0.0))
     trait(fn, "row_optional", False)            # read through the kit's wrappers
+    documented_range(fn)                        # its reward_range; a kit reward without one: 0..1
 
 The kit's wrappers (AdaptiveWeight, CheckedReward, CountedReward) keep the function they wrap as `.fn`; `trait`
 reads the outermost value first (AdaptiveWeight's range is its own: the scaled one).
@@ -18,6 +19,7 @@ reads the outermost value first (AdaptiveWeight's range is its own: the scaled o
 from __future__ import annotations
 
 TRAITS = ("reward_range", "row_optional", "runs_model_code", "source", "preflight")
+KIT_RANGE = (0.0, 1.0)  # every kit reward documents [0, 1]
 
 
 def trait(fn, name: str, default=None):
@@ -50,3 +52,9 @@ def unwrapped(fn):
     while hasattr(fn, "fn"):
         fn = fn.fn
     return fn
+
+
+def documented_range(fn) -> tuple[float | None, float | None]:
+    """Its reward_range; a kit reward without one gives 0..1; a user's says nothing."""
+    kit_reward = unwrapped(fn).__module__.startswith("kit.rewards")
+    return trait(fn, "reward_range", KIT_RANGE if kit_reward else (None, None))

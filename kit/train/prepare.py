@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit import env, ranks
+from kit.checks.empty_completions import try_on_empty_completions
+from kit.checks.gold_answers import check_gold_answers
+from kit.checks.model_rewards import prepare_model_rewards
 from kit.config import RunConfig
 from kit.config.stages import StagePlan, stage_plans
 from kit.data import holds_out_of_training, load_eval_rows, load_rows, split_off_held_out
@@ -24,9 +27,6 @@ from kit.outputs import RunDir
 from kit.recipe import Recipe
 from kit.rewards.bundle import RewardBundle
 from kit.rewards.code import prepare_code_rewards
-from kit.rewards.gold_check import check_gold_answers
-from kit.rewards.guard import try_on_empty_completions
-from kit.rewards.preflight import prepare_model_rewards
 from kit.train.output_folder import claim_output, require_writable_folder
 from kit.train.run_lock import hold_run_lock
 from kit.train.stages import STAGES, StageInputs

@@ -5,9 +5,9 @@ import os
 
 import pytest
 
+from kit.checks.rewards_check import run_bundle, weighted_totals
 from kit.errors import KitError
 from kit.recipes import code
-from kit.rewards.check import run_bundle, weighted_totals
 from kit.rewards.code import prepare_code_rewards
 from kit.sandbox import execute, isolation
 from tests.conftest import chat

@@ -5,9 +5,9 @@ from fractions import Fraction
 
 import pytest
 
+from kit.checks.rewards_check import run_bundle, weighted_totals
 from kit.errors import KitError
 from kit.recipes import math_think
-from kit.rewards.check import run_bundle, weighted_totals
 from tests.conftest import chat
 from tests.recipes.samples import prepared_samples
 

@@ -7,7 +7,7 @@ import pytest
 
 from kit.errors import KitError
 from kit.rewards import AdaptiveWeight, passes_tests, row_optional
-from kit.rewards.guard import CheckedReward, try_on_empty_completions
+from kit.rewards.guard import CheckedReward
 from tests.conftest import chat
 
 TEXTS = ["a short one", "x" * 100 + " the long one that breaks it", "third"]
@@ -73,19 +73,3 @@ def test_a_wrong_shape_or_type_is_named(returned, fragment):
     with pytest.raises(KitError, match=re.escape(f"reward 'odd' {fragment}")):
         CheckedReward(odd)(completions())
 
-
-def test_trial_call_before_training_leaves_adaptive_weights_alone():
-    from datasets import Dataset
-
-    rows = Dataset.from_list([{"prompt": [{"role": "user", "content": "q"}], "answer": "1"}] * 3)
-    adaptive = AdaptiveWeight(lambda completions, answer, **kw: [0.0] * len(completions))
-    adaptive.__name__ = "zeros"
-    try_on_empty_completions([adaptive], rows)
-    assert adaptive.multiplier == 1.0 and not adaptive.history
-
-    def raises(completions, answer, **kwargs):
-        raise ValueError("no")
-
-    with pytest.raises(KitError, match="reward 'raises' raised ValueError: no on completion 0 of a batch of empty "
-                                       "completions tried before training"):
-        try_on_empty_completions([raises], rows)

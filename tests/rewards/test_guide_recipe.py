@@ -9,10 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from kit.checks.rewards_check import load_samples, print_report, run_bundle
 from kit.errors import KitError
 from kit.monitor.health import SampleLogger
 from kit.rewards import RewardBundle
-from kit.rewards.check import load_samples, print_report, run_bundle
 from tests.conftest import REPO, chat
 
 # As /tmp/guide/my_recipe.py was written: the guide's rewards, word for word.

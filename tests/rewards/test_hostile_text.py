@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kit.checks.rewards_check import NOT_COLUMNS
 from kit.recipes import known_recipes, load_recipe
-from kit.rewards.check import KIT_RANGE, NOT_COLUMNS
-from kit.rewards.traits import trait
+from kit.rewards.traits import KIT_RANGE, trait
 
 RECIPES = {name: load_recipe(name) for name in known_recipes()}
 # Each reward that runs the completion's code costs a sandboxed process per completion: tried on HOSTILE only.

@@ -21,8 +21,8 @@ from kit.rewards import (
     repetition_penalty,
     soft_overlong_punishment,
 )
-from kit.rewards.check import documented_range
 from kit.rewards.guard import is_row_optional
+from kit.rewards.traits import documented_range
 from tests.conftest import chat
 
 GOLD = r"\frac{63}{400}"

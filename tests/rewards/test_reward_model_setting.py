@@ -3,12 +3,12 @@ counts that one, an unknown name is one line, and a later run without the settin
 
 import pytest
 
+from kit.checks.model_rewards import prepare_model_rewards
 from kit.config import RunConfig
 from kit.errors import KitError
 from kit.plan.reward_models import reward_model_terms
 from kit.rewards import RewardBundle, answer_correct, reward_model
 from kit.rewards.adaptive import AdaptiveWeight
-from kit.rewards.preflight import prepare_model_rewards
 from kit.rewards.reward_model_tiny import TINY_REWARD, build_tiny_reward_model
 from kit.rewards.traits import trait
 from tests.conftest import chat
@@ -74,7 +74,7 @@ def test_the_empty_completion_trial_loads_no_reward_model(folder):
     and loading it there would hold it in a multi-GPU launcher's process for the whole run."""
     from datasets import Dataset
 
-    from kit.rewards.guard import try_on_empty_completions
+    from kit.checks.empty_completions import try_on_empty_completions
 
     fn = reward_model(str(folder), name="preference", device="cpu")
     try_on_empty_completions([fn, answer_correct], Dataset.from_list([{"prompt": PROMPT, "answer": "11"}] * 2))

@@ -200,7 +200,7 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     from kit.monitor.metrics import MetricsFile
     from kit.monitor.pace import StepPace
     from kit.monitor.tool_health import ToolStats
-    from kit.rewards.check import documented_range
+    from kit.rewards.traits import documented_range
 
     out, toolbox = RunDir(out), toolbox or Toolbox()
     read = sorted({c for columns in rewards.columns_needed().values() for c in columns if c != "prompt"})

@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
+from kit.checks.rewards_check import load_samples, print_report, run_bundle, run_one
 from kit.errors import KitError
 from kit.recipes import load_recipe
 from kit.rewards.bundle import Reward, RewardBundle
-from kit.rewards.check import load_samples, print_report, run_bundle, run_one
 from kit.rewards.text import completion_text
 from tests.conftest import REPO, chat
 
@@ -71,8 +71,8 @@ def test_bad_completions_file_is_named(tmp_path):
 
 
 def test_samples_from_a_run_are_checked_against_the_values_given_in_training():
+    from kit.checks.rewards_check import run_bundle
     from kit.rewards import RewardBundle
-    from kit.rewards.check import run_bundle
 
     def answer_match(completions, answer, **kwargs):
         return [1.0 if completion_text(c) == a else 0.0 for c, a in zip(completions, answer)]
@@ -103,8 +103,8 @@ def test_an_environment_recipe_replays_each_transcript_and_shows_get_reward():
 
 def test_a_penalty_function_given_a_negative_weight_is_warned_about():
     """soft_overlong_punishment gives -1..0 already: a negative weight would pay for what it penalizes."""
+    from kit.checks.rewards_check import run_bundle
     from kit.rewards import RewardBundle, soft_overlong_punishment
-    from kit.rewards.check import run_bundle
 
     penalty = soft_overlong_punishment(max_length=8, cache=4, unit="words")
     samples = [{"completion": "short"}, {"completion": " ".join(["word"] * 10)}]
@@ -115,8 +115,8 @@ def test_a_penalty_function_given_a_negative_weight_is_warned_about():
 
 
 def test_rows_where_a_reward_returns_none_are_listed_not_refused(capsys):
+    from kit.checks.rewards_check import print_report, run_bundle
     from kit.rewards import RewardBundle
-    from kit.rewards.check import print_report, run_bundle
 
     def tagged_only(completions, **kwargs):
         return [1.0 if "<answer>" in completion_text(c) else None for c in completions]

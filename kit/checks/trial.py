@@ -3,8 +3,9 @@
     trial = Trial(rows.select(spread(len(rows), 8)), recipe.toolbox)
     values = trial.values(reward, completions, " of the recipe's worked answers")   # KitError: the guard's words
 
-Completions are chat messages, every column goes as a keyword, with TRL's own arguments (a fresh TrainerState,
-loggers that log nowhere). A rollout's environment is not played: a stand-in raises NotPlayed when read.
+Completions are chat messages, every column goes as a keyword, with TRL's own arguments (kit.rewards.trl_call: a
+fresh TrainerState, loggers that log nowhere). A rollout's environment is not played: a stand-in raises NotPlayed
+when read.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from __future__ import annotations
 from kit.errors import KitError
 from kit.rewards.adaptive import AdaptiveWeight
 from kit.rewards.bundle import Reward, RewardBundle
-from kit.rewards.check import as_messages, documented_range
 from kit.rewards.guard import CheckedReward, finite_or_none
+from kit.rewards.text import as_messages
+from kit.rewards.traits import documented_range
+from kit.rewards.trl_call import dataset_columns, trl_kwargs
 
 NUMERIC = ("int", "uint", "float")  # dtypes `datasets` keeps a column as numbers in
 
@@ -39,7 +42,7 @@ class Trial:
 
     def __init__(self, rows, toolbox):
         self.rows = rows
-        self.columns = {c: list(rows[c]) for c in rows.column_names if c != "prompt"}  # lists, as TRL passes them
+        self.columns = dataset_columns(rows)
         self.environment = toolbox.environment is not None
         self.environment_reward = toolbox.reward_name
 
@@ -47,14 +50,11 @@ class Trial:
         """One value per completion; the completions go round the rows (several per row, row after row).
         Raises KitError (in the guard's words) when the reward breaks the contract, NotPlayed when it reads an
         environment."""
-        from transformers import TrainerState  # what TRL passes as trainer_state
-
         laps = len(completions) // len(self.rows)
         columns = {name: values * laps for name, values in {**self.columns, **changed}.items()}
-        kwargs = {"prompts": list(self.rows["prompt"]) * laps, **columns, "completion_ids": [[] for _ in completions],
-                  "trainer_state": TrainerState(), "log_extra": ignore, "log_metric": ignore}
-        if self.environment:
-            kwargs["environments"] = [UnplayedEnvironment() for _ in completions]
+        environments = [UnplayedEnvironment() for _ in completions] if self.environment else None
+        kwargs = trl_kwargs(list(self.rows["prompt"]) * laps, columns, completion_ids=[[] for _ in completions],
+                            environments=environments)
         fn = reward.fn.fn if isinstance(reward.fn, AdaptiveWeight) else reward.fn  # a check must not move its scale
         try:
             return finite_or_none(CheckedReward(fn).call(completions, kwargs, where=where))
@@ -97,10 +97,6 @@ class Trial:
 
 def pays(value: float | None, floor: float) -> bool:
     return value is not None and value > floor
-
-
-def ignore(*args, **kwargs) -> None:
-    """TRL's log_extra and log_metric, which the check has nowhere to log to."""
 
 
 def reads(reward: Reward) -> list[str]:

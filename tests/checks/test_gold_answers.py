@@ -1,4 +1,4 @@
-"""The gold-answer check before training (kit.rewards.gold_check): a correctness reward that cannot pay a right answer
+"""The gold-answer check before training (kit.checks.gold_answers): a correctness reward that cannot pay a right answer
 is said before a step is trained. The guide's recipe and data (tests/rewards/guide/, as /tmp/guide/ had them) keep the
 answer column as int64 and compare it with text; every shipped recipe passes on its own sample data."""
 
@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from kit.checks.gold_answers import check_gold_answers, correctness_reward
 from kit.config import DataConfig
 from kit.data import load_rows
 from kit.errors import KitError
 from kit.recipes import guess_number, known_recipes, load_recipe
 from kit.rewards import AdaptiveWeight, RewardBundle, row_optional
-from kit.rewards.gold_check import check_gold_answers, correctness_reward
 from kit.user_code import UserCodeError
 
-GUIDE = Path(__file__).parent / "guide"
+GUIDE = Path(__file__).parent.parent / "rewards" / "guide"
 # The fix the check asks for: the column cast to text (a map returning str(x["answer"]) keeps int64, see below).
 TEXT_ANSWERS = [("from datasets import load_dataset", "from datasets import Value, load_dataset"),
                 ('split="train")\n', 'split="train").cast_column("answer", Value("string"))\n')]

@@ -17,18 +17,14 @@ worked answer holds its tools' results) and no environment is played: a reward r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from kit.checks.trial import NotPlayed, Trial, pays, reads, spread
 from kit.errors import KitError
+from kit.recipe import Recipe
 from kit.rewards.bundle import Reward, RewardBundle
-from kit.rewards.check import as_messages
 from kit.rewards.guard import is_row_optional
-from kit.rewards.text import completion_text
-from kit.rewards.trial import NotPlayed, Trial, pays, reads, spread
+from kit.rewards.text import as_messages, completion_text
 from kit.user_code import described, location, preview, short, traceback_hint
-
-if TYPE_CHECKING:
-    from kit.recipe import Recipe  # kit.recipe builds on kit.rewards, not the other way round
 
 WORKED = " of the recipe's worked answers (sft_target)"  # where the guard's message says it failed
 ROWS = 8  # training rows scored: enough to see a pattern, cheap for a reward that runs code

@@ -24,14 +24,15 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kit.checks.empty_completions import try_on_empty
 from kit.errors import KitError
 from kit.rewards.bundle import Reward, RewardBundle
-from kit.rewards.guard import CheckedReward, finite_or_none, is_row_optional, try_on_empty
+from kit.rewards.guard import CheckedReward, finite_or_none, is_row_optional
 from kit.rewards.judge import judgement_lines
-from kit.rewards.traits import trait, unwrapped
+from kit.rewards.text import as_messages, completion_text
+from kit.rewards.traits import documented_range, unwrapped
+from kit.rewards.trl_call import TRL_ARGUMENTS, trl_kwargs
 from kit.tools.guard import safe_text
-
-KIT_RANGE = (0.0, 1.0)  # every kit reward documents [0, 1]
 
 
 @dataclass
@@ -69,13 +70,9 @@ def load_samples(path: str | None, shipped: list[dict], recipe_name: str) -> lis
     return samples
 
 
-NOT_COLUMNS = ("prompt", "completion", "transcript", "label", "step", "rewards")  # not dataset columns
+SAMPLE_KEYS = ("prompt", "completion", "transcript", "label", "step", "rewards")  # a sample's own, as samples.jsonl's
+NOT_COLUMNS = TRL_ARGUMENTS + SAMPLE_KEYS  # a sample's keys that are not dataset columns
 TRIAL_ROWS = 2  # training tries each reward on empty completions of its first two rows
-
-
-def as_messages(text_or_messages, role: str):
-    """A completion (role assistant) or a prompt (user) in the form training hands it to rewards: messages."""
-    return [{"role": role, "content": text_or_messages}] if isinstance(text_or_messages, str) else text_or_messages
 
 
 def run_bundle(bundle: RewardBundle, samples: list[dict], toolbox=None) -> list[RewardRun]:
@@ -85,16 +82,18 @@ def run_bundle(bundle: RewardBundle, samples: list[dict], toolbox=None) -> list[
     calls are replayed on a fresh one, which rewards get as `environments`, and its get_reward() is a row too."""
     completions = [as_messages(s.get("transcript", s["completion"]), "assistant") for s in samples]
     columns = {key: [s.get(key) for s in samples] for s in samples for key in s if key not in NOT_COLUMNS}
-    columns["prompts"] = [as_messages(s.get("prompt"), "user") for s in samples]
-    trial = {key: values[:TRIAL_ROWS] for key, values in columns.items()}
-    rewards = list(bundle.rewards)
+    prompts = [as_messages(s.get("prompt"), "user") for s in samples]
+    rewards, environments, replayed = list(bundle.rewards), None, None
     if toolbox is not None and toolbox.environment is not None:
-        rows = [dataset_row(sample, columns, i) for i, sample in enumerate(samples)]
-        columns["environments"] = [toolbox.replay(row, c) for row, c in zip(rows, completions)]
-        trial["environments"] = [toolbox.replay(row, []) for row in rows[:TRIAL_ROWS]]
+        rows = [dataset_row(sample, columns, prompt) for sample, prompt in zip(samples, prompts)]
+        environments = [toolbox.replay(row, c) for row, c in zip(rows, completions)]
+        replayed = [toolbox.replay(row, []) for row in rows[:TRIAL_ROWS]]
         if toolbox.rewarded_by_environment:
             rewards.append(Reward(environment_reward(toolbox.reward_name), 1.0))
-    runs = [run_one(reward, completions, columns) for reward in rewards]
+    kwargs = trl_kwargs(prompts, columns, environments=environments)  # no tokenizer here: no completion_ids
+    trial = trl_kwargs(prompts[:TRIAL_ROWS], {key: values[:TRIAL_ROWS] for key, values in columns.items()},
+                       environments=replayed)
+    runs = [run_one(reward, completions, kwargs) for reward in rewards]
     for run in runs[:len(bundle.rewards)]:  # TRL's environment reward is not the recipe's to try
         tried = empty_trial(run.reward, min(TRIAL_ROWS, len(samples)), trial)
         run.refusals += [refusal for refusal in tried if refusal not in run.refusals]  # a wrong count, said once
@@ -103,14 +102,14 @@ def run_bundle(bundle: RewardBundle, samples: list[dict], toolbox=None) -> list[
     return runs
 
 
-def dataset_row(sample: dict, columns: dict, index: int) -> dict:
+def dataset_row(sample: dict, columns: dict, prompt) -> dict:
     """A sample's row as an environment's reset(**row) gets it in training: its columns and its prompt."""
-    row = {key: values[index] for key, values in columns.items() if key != "prompts"}
-    return row if sample.get("prompt") is None else {"prompt": columns["prompts"][index], **row}
+    row = {key: sample.get(key) for key in columns}
+    return row if sample.get("prompt") is None else {"prompt": prompt, **row}
 
 
 def empty_trial(reward: Reward, count: int, kwargs: dict) -> list[str]:
-    """What training's first call, on empty completions, would stop on (kit.rewards.guard.try_on_empty)."""
+    """What training's first call, on empty completions, would stop on (kit.checks.empty_completions)."""
     try:
         try_on_empty(reward.fn, count, kwargs)
     except KitError as err:
@@ -140,12 +139,13 @@ def training_mismatch(run: RewardRun, samples: list[dict]) -> list[str]:
              f"{now} now): the reward is not deterministic, or its code or the data changed since")]
 
 
-def run_one(reward: Reward, completions: list, columns: dict) -> RewardRun:
-    """One reward on the samples, through the guard training uses: its refusals are the run's refusals."""
+def run_one(reward: Reward, completions: list, kwargs: dict) -> RewardRun:
+    """One reward on the samples (`kwargs`: trl_kwargs for them), through the guard training uses: its refusals are
+    the run's refusals."""
     run = RewardRun(reward)
     checked = CheckedReward(reward.fn)
     try:
-        run.values = checked.call(completions, {"prompts": [None] * len(completions), **columns})
+        run.values = checked.call(completions, kwargs)
         run.judgements = list(getattr(unwrapped(reward.fn), "last", []))  # read before the empty trial's call
         checked.require_some_row(finite_or_none(run.values))
     except KitError as err:  # the point of the check: say it now instead of stopping training
@@ -182,12 +182,6 @@ def value_warnings(reward: Reward, values: list[float | None]) -> list[str]:
     if not numbers and is_row_optional(reward.fn):  # otherwise the guard refuses it
         warnings.append("returned None for every sample: it never applies to these rows")
     return warnings
-
-
-def documented_range(fn) -> tuple[float | None, float | None]:
-    """Its reward_range; a kit reward without one gives 0..1; a user's says nothing."""
-    kit_reward = unwrapped(fn).__module__.startswith("kit.rewards")
-    return trait(fn, "reward_range", KIT_RANGE if kit_reward else (None, None))
 
 
 def weighted_totals(runs: list[RewardRun], count: int) -> list[float]:
@@ -244,7 +238,5 @@ def _cell(run: RewardRun, index: int) -> str:
 
 
 def _preview(completion) -> str:
-    from kit.rewards.text import completion_text
-
     text = " ".join(completion_text(completion).split())
     return text[:28] + ("..." if len(text) > 28 else "")
