@@ -205,8 +205,9 @@ def test_the_output_name_check_sees_a_spelled_name(tmp_path):
 # kit/ from what everything shares to the commands (docs/layout.md): each imports only what is above it.
 LAYERS = ["kit.errors", "kit.verbosity", "kit.user_code", "kit.env", "kit.cpu_threads", "kit.compile_cache",
           "kit.cache", "kit.hub", "kit.ranks", "kit.outputs", "kit.atomic", "kit.diskspace", "kit.digest", "kit.config",
-          "kit.sandbox", "kit.tools", "kit.rewards", "kit.recipe", "kit.checks", "kit.models", "kit.data", "kit.recipes", "kit.plan",
-          "kit.eval", "kit.monitor", "kit.export", "kit.train", "kit.doctor", "kit.cli", "kit.__main__"]
+          "kit.sandbox", "kit.tools", "kit.rewards", "kit.recipe", "kit.checks", "kit.models", "kit.data",
+          "kit.recipes", "kit.plan", "kit.eval", "kit.monitor", "kit.export", "kit.train", "kit.doctor", "kit.cli",
+          "kit.__main__"]
 
 
 def test_each_package_imports_only_the_ones_above_it():
