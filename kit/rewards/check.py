@@ -27,7 +27,7 @@ from pathlib import Path
 from kit.errors import KitError
 from kit.rewards.bundle import Reward, RewardBundle
 from kit.rewards.guard import CheckedReward, finite_or_none, is_row_optional, try_on_empty
-from kit.rewards.judge import judgement_lines
+from kit.rewards.judge.reward import judgement_lines
 from kit.rewards.traits import trait, unwrapped
 from kit.tools.guard import safe_text
 
