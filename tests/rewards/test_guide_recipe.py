@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from kit.errors import KitError
-from kit.monitor.health import SampleLogger
+from kit.monitor.samples import SampleLogger
 from kit.rewards import RewardBundle
 from kit.rewards.check import load_samples, print_report, run_bundle
 from tests.conftest import REPO, chat
