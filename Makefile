@@ -63,7 +63,7 @@ demo-vision: $(STAMP)
 	$(PY) -m kit train count_shapes --config configs/demo_vision.yaml --out $(or $(OUT),outputs/demo-vision-$(shell date +%Y%m%d-%H%M%S)) $(ARGS)
 
 judge-server: $(STAMP)
-	$(PY) -m kit.export.judge_server $(if $(JUDGE),--model $(JUDGE)) $(if $(PORT),--port $(PORT))
+	$(PY) -m kit.cli.judge_server $(if $(JUDGE),--model $(JUDGE)) $(if $(PORT),--port $(PORT))
 
 export: $(STAMP)
 	$(PY) -m kit export $(MERGED) --quant $(subst $(comma), ,$(or $(QUANT),q4_k_m))

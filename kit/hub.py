@@ -2,7 +2,7 @@
 
     path = hub_config_file("Qwen/Qwen2.5-1.5B-Instruct")   # raises HubUnreachable(reason) when neither has it
 
-The planner (kit.plan.shapes) and the reward-model check (kit.rewards.reward_model_load) both read a model's
+The planner (kit.plan.shapes) and the reward-model check (kit.rewards.reward_models.load) both read a model's
 config.json without its weights; each words the failure for what it was reading.
 """
 

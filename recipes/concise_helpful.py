@@ -6,8 +6,8 @@
     python -m kit eval concise_helpful --model outputs/<run>/merged
 
 The judge reads each reply between fence marks with the request and, where the row has one, a reference reply,
-and answers with a JSON score 0-10 (kit/rewards/judge.py; the fence and the screen against replies that talk to
-the grader: kit/rewards/judge_prompt.py). Point it at a better judge with the `judge:` settings, e.g.
+and answers with a JSON score 0-10 (kit/rewards/judge/reward.py; the fence and the screen against replies that
+talk to the grader: kit/rewards/judge/prompt.py). Point it at a better judge with the `judge:` settings, e.g.
 `ARGS='judge.base_url=http://localhost:11434/v1 judge.model=qwen3:8b judge.response_format=json_schema'`
 (Ollama). The length reward pays replies near TARGET_WORDS words, the format reward replies that end
 finished (not cut off at the length cap) and carry no markdown headings.

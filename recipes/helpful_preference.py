@@ -6,11 +6,11 @@ reply, beside the same length and finished-reply rewards.
     python -m kit plan helpful_preference                            # the reward model's memory is in the plan
     python -m kit eval helpful_preference --model outputs/<run>/merged
 
-The reward model is a sequence classifier with one label (kit/rewards/reward_model.py): it reads the request and
-the reply as a chat in its own template and gives one logit, here squashed to (0, 1) by a sigmoid so it sits on
-the scale of the other two rewards. Any other one-label classifier, a hub id or a folder, goes in by the reward's
-name: `reward_models.preference=./my-rm` (`--reward-model preference=./my-rm` for `kit rewards check` and `kit eval`).
-`kit:tiny-reward` is built on the spot from random weights: it shows the
+The reward model is a sequence classifier with one label (kit/rewards/reward_models/reward.py): it reads the
+request and the reply as a chat in its own template and gives one logit, here squashed to (0, 1) by a sigmoid so
+it sits on the scale of the other two rewards. Any other one-label classifier, a hub id or a folder, goes in by
+the reward's name: `reward_models.preference=./my-rm` (`--reward-model preference=./my-rm` for `kit rewards check`
+and `kit eval`). `kit:tiny-reward` is built on the spot from random weights: it shows the
 path works offline (loaded, scored, planned, recorded) and teaches nothing.
 """
 

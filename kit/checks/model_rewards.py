@@ -9,8 +9,8 @@ kit/rewards/traits.py).
 from __future__ import annotations
 
 from kit.config.judging import JudgeConfig
-from kit.rewards.judge import configure_judges
-from kit.rewards.reward_model import configure_reward_models
+from kit.rewards.judge.reward import configure_judges
+from kit.rewards.reward_models.reward import configure_reward_models
 from kit.rewards.traits import trait
 
 

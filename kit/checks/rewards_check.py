@@ -28,7 +28,7 @@ from kit.checks.empty_completions import try_on_empty
 from kit.errors import KitError
 from kit.rewards.bundle import Reward, RewardBundle
 from kit.rewards.guard import CheckedReward, finite_or_none, is_row_optional
-from kit.rewards.judge import judgement_lines
+from kit.rewards.judge.reward import judgement_lines
 from kit.rewards.text import as_messages, completion_text
 from kit.rewards.traits import documented_range, unwrapped
 from kit.rewards.trl_call import TRL_ARGUMENTS, trl_kwargs

@@ -177,7 +177,7 @@ class EvalConfig(Section):
 
 
 class MonitorConfig(Section):
-    """Live health checks and sample completions (read by kit.monitor.health)."""
+    """Live health checks and sample completions (read by kit.monitor.health and kit.monitor.samples)."""
 
     sample_every: int = Field(10, gt=0, description="steps between sample completions written to "
                               f"`{RunDir('OUT').samples}`")

@@ -4,15 +4,14 @@
 
 Each diagnostic is printed once when it starts (again only if it clears and comes back), with the
 numbers that triggered it and what to change, and recorded in OUT/diagnostics.jsonl. A NaN or inf
-loss or gradient norm stops the run after saving a checkpoint. `SampleLogger` writes a few prompts,
-completions and their rewards every N steps to OUT/samples.jsonl and prints them compactly.
+loss or gradient norm stops the run after saving a checkpoint. The samples a run keeps beside these:
+kit/monitor/samples.py.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import random
 from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,13 +19,8 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from kit.config.judging import JudgeConfig
-from kit.eval.vision import image_column, picture_name, row_images, row_key
 from kit.monitor.judge_health import STOP_PREFIX, judge_checks
-from kit.monitor.sample_pictures import SamplePictures
 from kit.monitor.tool_health import tool_checks
-from kit.outputs import RunDir
-from kit.rewards.text import completion_text
-from kit.tools.stats import transcript_text
 
 
 @dataclass
@@ -177,71 +171,3 @@ class HealthCallback(TrainerCallback):
 def stops_the_run(code: str) -> bool:
     """Diverged training, or a judge that stays down: save a checkpoint and stop."""
     return code == "not_finite" or code.startswith(STOP_PREFIX)
-
-
-class SampleLogger(TrainerCallback):
-    """Every `every` steps: a few of the latest completions with each reward, to samples.jsonl and the console.
-
-    A line keeps the completion as the rewards got it (a chat recipe's: its messages, a tool-using one's whole
-    transcript) and the dataset columns the rewards read (e.g. `answer`), so the file is a ready input for
-    `python -m kit rewards check RECIPE --completions OUT/samples.jsonl`. The console shows its text.
-    """
-
-    def __init__(self, path: Path, every: int = 10, count: int = 3, seed: int = 0, dataset=None,
-                 columns: list[str] = ()):
-        self.path, self.every, self.count = Path(path), every, count
-        self.rng = random.Random(seed)
-        self.trainer = None  # set after the trainer is built: the samples live in its last generation batch
-        # TRL's record of a batch keeps prompts, not rows: find each row again by its prompt
-        column = None if dataset is None else image_column(dataset)
-        self.rows_by_prompt = {} if dataset is None else {
-            row_key(row["prompt"], row.get(column)): {**{c: row[c] for c in columns}, **named_picture(row, column, i),
-                                                      **({"picture_row": i} if column else {})}
-            for i, row in enumerate(dataset)}
-        self.pictures = SamplePictures(RunDir(self.path.parent).sample_pictures, dataset) if column else None
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        if self.trainer is None or not state.is_world_process_zero or "reward" not in (logs or {}):
-            return
-        if state.global_step % self.every and state.global_step != 1:
-            return
-        recorded = self.trainer._logs  # TRL keeps the latest generation batch here for log_completions
-        total = len(recorded["completion"])
-        if not total:
-            return
-        picks = sorted(self.rng.sample(range(total), min(self.count, total)))
-        with self.path.open("a") as f:
-            for i in picks:
-                completion = recorded["completion"][i]
-                sample = {"step": state.global_step, "prompt": completion_text(recorded["prompt"][i]),
-                          "completion": completion,
-                          **self.rows_by_prompt.get(row_key(recorded["prompt"][i], recorded_images(recorded, i)), {}),
-                          "rewards": {name: values[i] for name, values in recorded["rewards"].items()}}
-                row = sample.pop("picture_row", None)
-                if row is not None and (picture := self.pictures.save(row)):
-                    sample["picture"] = picture  # a copy of what it saw, for report.md
-                f.write(json.dumps(sample) + "\n")
-                rewards = " ".join(f"{n}={v:.2g}" for n, v in sample["rewards"].items())
-                shown = transcript_text(completion) if has_tool_turns(completion) else completion_text(completion)
-                text = " ".join(shown.split())
-                say(f"sample (step {state.global_step}): {text[:90]!r}  {rewards}")
-
-
-def has_tool_turns(completion) -> bool:
-    """A completion with tool calls or results in it (shown as its whole transcript, not its last reply)."""
-    return isinstance(completion, list) and any(
-        isinstance(m, dict) and (m.get("role") == "tool" or m.get("tool_calls")) for m in completion)
-
-
-def recorded_images(recorded: dict, i: int):
-    """The pictures of TRL's i-th logged completion, unless its prompt's image parts hold them already."""
-    prompt_has_them = any(isinstance(m.get("content"), list) and any(p.get("image") for p in m["content"])
-                          for m in recorded["prompt"][i])
-    images = recorded.get("images") or []
-    return None if prompt_has_them or i >= len(images) else images[i]
-
-
-def named_picture(row: dict, column: str | None, index: int) -> dict:
-    """A vision row's sample names its picture (the first, when it has several)."""
-    pictures = row_images(row.get(column)) if column else []
-    return {"image": picture_name(pictures[0], index)} if pictures else {}

@@ -126,7 +126,7 @@ def sample_lines(out: RunDir) -> list[str]:
 
 
 def picture_line(out: RunDir, sample: dict) -> list[str]:
-    """A vision sample's picture, shown under its answer (kept by kit.monitor.sample_pictures)."""
+    """A vision sample's picture, shown under its answer (kept by kit.monitor.samples)."""
     picture = sample.get("picture")
     if not picture or not (out.root / picture).is_file():
         return []

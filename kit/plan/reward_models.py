@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from kit.errors import KitError
 from kit.plan.memory import BF16, Term, gib
 from kit.plan.shapes import ModelShape, shape_from_config
-from kit.rewards.reward_model_load import config_dict
+from kit.rewards.reward_models.load import config_dict
 from kit.rewards.traits import trait, unwrapped
 
 

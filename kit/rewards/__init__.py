@@ -19,7 +19,7 @@ row"; TRL leaves it out of the mean. Parameterised rewards are factories that re
     code         syntax_valid, passes_tests()     (sandboxed: kit/sandbox/)
     from a model reward_model(name_or_path, normalise=...): a reward model (one-label classifier) scores it
     from a model llm_judge(rubric): a chat model behind an OpenAI-compatible endpoint scores it
-                 (kit/rewards/judge.py)
+                 (kit/rewards/judge/reward.py)
     bundle       RewardBundle((fn, weight), ...): a recipe's REWARDS (kit/rewards/bundle.py)
     scaling      AdaptiveWeight(fn)             presets: kit/rewards/presets.py
     judging      Scoring(strict=..., lenient=..., formatted=...): a recipe's EVAL (kit/rewards/scoring.py)
@@ -51,7 +51,7 @@ from kit.rewards.correctness import (
 from kit.rewards.fields import field_accuracy, first_json_object, json_reply
 from kit.rewards.format import code_block, json_format, soft_xml_format, strict_xml_format, tag_format, xml_tag_count
 from kit.rewards.guard import row_optional
-from kit.rewards.judge import llm_judge
+from kit.rewards.judge.reward import llm_judge
 from kit.rewards.length import (
     cosine_scaled_length,
     ideal_length,
@@ -60,7 +60,7 @@ from kit.rewards.length import (
     min_length,
     soft_overlong_punishment,
 )
-from kit.rewards.reward_model import reward_model
+from kit.rewards.reward_models.reward import reward_model
 from kit.rewards.style import citations, reasoning_connectors, reasoning_steps, repetition_penalty
 from kit.rewards.text import completion_text
 from kit.rewards.traits import with_traits

@@ -12,7 +12,7 @@ import pytest
 from kit.monitor.metrics import read_metrics
 from tests.conftest import REPO
 from tests.e2e.cli import HANG_GUARD_S, check_run_layout, kit, make
-from tests.rewards.judge_servers import free_port, llama_server
+from tests.rewards.judge.servers import free_port, llama_server
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,9 @@ import yaml
 
 from kit.config import RunConfig
 from kit.eval.evaluate import EvalResult, format_table, write_json
-from kit.monitor.health import Diagnostic, SampleLogger
+from kit.monitor.health import Diagnostic
 from kit.monitor.report import write_report
+from kit.monitor.samples import SampleLogger
 
 BEFORE = EvalResult("before", 20, 0.10, 0.25, 0.40, {"answer_correct": 0.10}, 80.0)
 AFTER = EvalResult("after", 20, 0.55, 0.60, 0.95, {"answer_correct": 0.55}, 64.5)

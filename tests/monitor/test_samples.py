@@ -4,7 +4,7 @@
 import json
 from types import SimpleNamespace
 
-from kit.monitor.health import SampleLogger
+from kit.monitor.samples import SampleLogger
 from tests.conftest import chat
 
 PROMPT = [{"role": "system", "content": "Answer in tags."}, {"role": "user", "content": "What is 9 plus 2?"}]

@@ -207,7 +207,7 @@ def test_a_reward_models_largest_pass_is_its_batch_at_full_length(monkeypatch):
     """The probe's scoring phase on a real (tiny) reward model: loaded, and one batch of batch_size replies of
     max_length tokens through it."""
     from kit.rewards import reward_model
-    from kit.rewards.reward_model import Scorer
+    from kit.rewards.reward_models.reward import Scorer
     from kit.rewards.traits import unwrapped
 
     scorer = unwrapped(reward_model("kit:tiny-reward", batch_size=3, max_length=40)).scorer

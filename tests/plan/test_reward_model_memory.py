@@ -106,7 +106,7 @@ def test_the_tiny_reward_model_is_planned_without_building_it(monkeypatch):
     def build():
         raise AssertionError("kit plan built the tiny reward model")
 
-    monkeypatch.setattr("kit.rewards.reward_model_load.tiny_reward_path", build)
+    monkeypatch.setattr("kit.rewards.reward_models.load.tiny_reward_path", build)
     terms, notes = reward_model_terms(RewardBundle((reward_model("kit:tiny-reward"), 1.0)))
     assert notes == [] and terms[0].gib > 0
 

@@ -11,7 +11,7 @@ import pytest
 
 from kit.checks.rewards_check import load_samples, print_report, run_bundle
 from kit.errors import KitError
-from kit.monitor.health import SampleLogger
+from kit.monitor.samples import SampleLogger
 from kit.rewards import RewardBundle
 from tests.conftest import REPO, chat
 

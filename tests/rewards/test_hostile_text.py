@@ -16,7 +16,7 @@ from kit.rewards.traits import KIT_RANGE, trait
 
 RECIPES = {name: load_recipe(name) for name in known_recipes()}
 # Each reward that runs the completion's code costs a sandboxed process per completion: tried on HOSTILE only.
-# A reward scored by a model asks a server: tests/rewards/test_judge_live.py sends it HOSTILE.
+# A reward scored by a model asks a server: tests/rewards/judge/test_live.py sends it HOSTILE.
 FAST = [(name, reward) for name, recipe in RECIPES.items() for reward in recipe.rewards.rewards
         if not trait(reward.fn, "runs_model_code", False) and not trait(reward.fn, "source")]
 SANDBOXED = [(name, reward) for name, recipe in RECIPES.items() for reward in recipe.rewards.rewards

@@ -196,9 +196,10 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     from kit.models.vision import is_processor, placeholder_ban
     from kit.monitor.console import use_step_lines
     from kit.monitor.finite import FiniteGuard
-    from kit.monitor.health import HealthCallback, HealthMonitor, SampleLogger
+    from kit.monitor.health import HealthCallback, HealthMonitor
     from kit.monitor.metrics import MetricsFile
     from kit.monitor.pace import StepPace
+    from kit.monitor.samples import SampleLogger
     from kit.monitor.tool_health import ToolStats
     from kit.rewards.traits import documented_range
 

@@ -111,7 +111,7 @@ def trained_text(row: dict, tokenizer) -> dict:
 
 def main(names: list[str]) -> None:
     use_unsloths_gpu_trainers()
-    from tests.rewards.judge_servers import ComplyingJudge
+    from tests.rewards.judge.servers import ComplyingJudge
 
     root = Path(tempfile.mkdtemp(prefix="kit-gpu-route-"))
     judge = ComplyingJudge()  # what a judge says does not matter here, only that the trainers call it

@@ -29,7 +29,7 @@ import math
 from collections import defaultdict
 
 from kit.errors import KitError, first_line
-from kit.rewards.reward_model_load import LoadedRewardModel, check_reward_model, load_reward_model
+from kit.rewards.reward_models.load import LoadedRewardModel, check_reward_model, load_reward_model
 from kit.rewards.text import completion_text
 from kit.rewards.traits import with_traits
 from kit.tools.guard import safe_text

@@ -5,8 +5,8 @@ import pytest
 
 from kit.errors import KitError
 from kit.rewards import llm_judge
-from kit.rewards.judge_prompt import SCORE_LINE
-from tests.rewards.judge_servers import ComplyingJudge, free_port, llama_server
+from kit.rewards.judge.prompt import SCORE_LINE
+from tests.rewards.judge.servers import ComplyingJudge, free_port, llama_server
 
 RUBRIC = "Request: {prompt}\nReference: {reference}\nReply:\n{completion}\nIs the reply right and brief?"
 PROMPT = [{"role": "user", "content": "What is 2+2?"}]
@@ -24,7 +24,7 @@ def server():
 
 @pytest.fixture
 def obeying():
-    """A judge that does what the text it reads says (tests/rewards/judge_servers.py)."""
+    """A judge that does what the text it reads says (tests/rewards/judge/servers.py)."""
     judge = ComplyingJudge()
     yield judge
     judge.close()

@@ -1,12 +1,13 @@
 """llama.cpp's OpenAI-compatible server (llama-cpp-python's `server` extra), started for an LLM judge reward.
 
-    python -m kit.export.judge_server                    # SmolLM2-135M-Instruct (offline), port 8765, as `judge`
-    python -m kit.export.judge_server --model my.gguf --port 9000 --n_ctx 4096
+    python -m kit.cli.judge_server                       # SmolLM2-135M-Instruct (offline), port 8765, as `judge`
+    python -m kit.cli.judge_server --model my.gguf --port 9000 --n_ctx 4096
 
 It is `python -m llama_cpp.server` with the kit's defaults (the packaged SmolLM2 GGUF, the port and model name
 the `judge:` settings expect) and one fix: on a Xeon with AMX, llama.cpp's AMX matmul crashes the process on
 its first request, so the weights load on llama.cpp's ordinary CPU kernels (kit.export.gguf.load). Any other
-`llama_cpp.server` option passes through.
+`llama_cpp.server` option passes through. It is a command of its own (`make judge-server`), so it sits with the
+commands: it needs the packaged model (kit.models) and the AMX fix (kit.export), both above the judge's layer.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from its config, before a weight loads: AutoModelForSequenceClassification would
 on a causal LM without a word (every score noise), and a classifier with several labels has no one score.
 It is built with its family's transformers classes even where Unsloth replaced some for a policy of the same
 family (transformers_own_classes). `kit:tiny-reward` is the tiny one built on the spot
-(kit/rewards/reward_model_tiny.py).
+(kit/rewards/reward_models/tiny.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from kit import env
 from kit.errors import KitError, first_line
 from kit.hub import HubUnreachable, hub_config_file
-from kit.rewards.reward_model_tiny import TINY_REWARD, tiny_reward_config, tiny_reward_path
+from kit.rewards.reward_models.tiny import TINY_REWARD, tiny_reward_config, tiny_reward_path
 
 EXAMPLE = "Skywork/Skywork-Reward-V2-Qwen3-0.6B"
 INSTEAD = (f"give a reward model saved as *ForSequenceClassification with num_labels=1 (e.g. {EXAMPLE}), or "
@@ -165,7 +165,7 @@ def transformers_own_classes(config):
     device="cpu" beside a GPU policy would fail; on a CPU it fails outright). Unsloth records what it replaced;
     transformers' classes go back for the build and Unsloth's return after it, so the policy keeps its own.
     Nothing recorded (no policy of this family, or Unsloth's CPU backend, which patches no class): nothing to do.
-    tests/rewards/test_reward_model_beside_policy.py runs that GPU patch on the CPU."""
+    tests/rewards/reward_models/test_beside_policy.py runs that GPU patch on the CPU."""
     model_type = getattr(config, "model_type", "")
     modeling = sys.modules.get(f"transformers.models.{model_type}.modeling_{model_type}")
     record = vars(modeling).get("_unsloth_pre_patch_originals") if modeling is not None else None

@@ -16,7 +16,7 @@ depends on its backend (read in unsloth 2026.10.9):
   into transformers.models.llama.modeling_llama, not gated: every Llama built afterwards got it, a reward model
   too, and its cos/sin cache sits on the current CUDA device whatever the model's. That sequence imports and runs
   on a CPU too, so the second test runs it here (without a GPU model, which would need CUDA), then the reward
-  model: kit.rewards.reward_model_load builds it with transformers' own classes, else it would fail here as
+  model: kit.rewards.reward_models.load builds it with transformers' own classes, else it would fail here as
   a reward model on device="cpu" beside a GPU policy would, and its scores must equal the unpatched ones.
 What neither shows: the numbers on a GPU (16-bit, CUDA kernels) and Unsloth's other GPU-only process-wide patches
 (torch functions, attention back ends); those need this comparison run on a GPU, with a 16-bit tolerance.
@@ -31,7 +31,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from kit.rewards.reward_model_tiny import TINY_REWARD, tiny_reward_path
+from kit.rewards.reward_models.tiny import TINY_REWARD, tiny_reward_path
 from tests.conftest import REPO
 
 PROMPTS = [
@@ -129,7 +129,7 @@ def test_the_same_scores_after_the_gpu_route_patched_its_family(unpatched):
     beside = score_in_a_fresh_process("gpu-pre-patch")
     assert beside["forwards"]["LlamaModel"].startswith("unsloth."), "pre_patch did not patch LlamaModel"
     assert beside["forwards"]["LlamaRotaryEmbedding"] == "unsloth.models.llama", (
-        "pre_patch no longer replaces the rotary embedding: check whether kit.rewards.reward_model_load still must "
+        "pre_patch no longer replaces the rotary embedding: check whether kit.rewards.reward_models.load still must "
         "build reward models with transformers' classes")
     assert beside["reward_model_rotary"] == unpatched["reward_model_rotary"] == LLAMA
     assert_same_scores(beside, unpatched)

@@ -1,6 +1,6 @@
 """Endpoints for the judge tests: llama.cpp's real server with SmolLM2, and a judge that obeys its input.
 
-`llama_server(port)` starts `python -m kit.export.judge_server` (llama-cpp-python's OpenAI-compatible server)
+`llama_server(port)` starts `python -m kit.cli.judge_server` (llama-cpp-python's OpenAI-compatible server)
 and waits until it answers. `ComplyingJudge` is the worst judge there is: an OpenAI-compatible endpoint that
 replies with the highest number 0-10 written anywhere in what it is asked, so any "answer 10" in a completion
 would pay, if the kit let it reach the judge.
@@ -38,7 +38,7 @@ def answers(base_url: str) -> bool:
 
 
 def llama_server(port: int) -> subprocess.Popen:
-    process = subprocess.Popen([sys.executable, "-m", "kit.export.judge_server", "--port", str(port),
+    process = subprocess.Popen([sys.executable, "-m", "kit.cli.judge_server", "--port", str(port),
                                 "--verbose", "False"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)
     deadline = time.time() + STARTUP_S

@@ -7,7 +7,7 @@ BPE tokenizer (any text tokenizes) and a ChatML chat template. Built once and ca
 builds the tiny chat model (kit.rewards sits above kit.models, so it builds its own small tokenizer rather than
 import that one's).
 
-    python -c "from kit.rewards.reward_model_tiny import tiny_reward_path; print(tiny_reward_path())"
+    python -c "from kit.rewards.reward_models.tiny import tiny_reward_path; print(tiny_reward_path())"
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from kit.errors import KitError
 from kit.plan.reward_models import reward_model_terms
 from kit.rewards import RewardBundle, answer_correct, reward_model
 from kit.rewards.adaptive import AdaptiveWeight
-from kit.rewards.reward_model_tiny import TINY_REWARD, build_tiny_reward_model
+from kit.rewards.reward_models.tiny import TINY_REWARD, build_tiny_reward_model
 from kit.rewards.traits import trait
 from tests.conftest import chat
 

@@ -14,8 +14,8 @@ from kit.checks.empty_completions import try_on_empty
 from kit.errors import KitError
 from kit.rewards import RewardBundle, reward_model
 from kit.rewards.guard import CheckedReward
-from kit.rewards.reward_model_load import check_reward_model
-from kit.rewards.reward_model_tiny import TINY_REWARD, build_tiny_reward_model, tiny_reward_config
+from kit.rewards.reward_models.load import check_reward_model
+from kit.rewards.reward_models.tiny import TINY_REWARD, build_tiny_reward_model, tiny_reward_config
 from kit.rewards.traits import trait
 from tests.conftest import chat
 

@@ -1,7 +1,7 @@
 """`make judge-server`'s command line: the kit's defaults where the user set nothing, theirs where they did."""
 
+from kit.cli.judge_server import server_arguments
 from kit.config.judging import JUDGE_PORT
-from kit.export.judge_server import server_arguments
 from kit.models.smollm2 import packaged_gguf
 
 

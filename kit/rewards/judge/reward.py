@@ -14,7 +14,7 @@ given here win over them.
 A judgement that fails (no answer after the retries, or a reply without a score) is None, "does not apply":
 TRL leaves it out of the judge's mean, and the completion keeps its other rewards. The health check counts
 failures (judge/<name>/failed) and stops the run when they persist (judge.max_failed). How the completion is
-kept from talking the judge into a score: kit/rewards/judge_prompt.py.
+kept from talking the judge into a score: kit/rewards/judge/prompt.py.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 
 from kit.config.judging import JudgeConfig
-from kit.rewards.judge_client import JudgeClient, Reply
-from kit.rewards.judge_prompt import addresses_grader, judge_messages, parse_score, rubric_fields
+from kit.rewards.judge.client import JudgeClient, Reply
+from kit.rewards.judge.prompt import addresses_grader, judge_messages, parse_score, rubric_fields
 from kit.rewards.text import completion_text
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kit.errors import KitError
-from kit.rewards.judge_prompt import addresses_grader, fenced, judge_messages, parse_score, rubric_fields
+from kit.rewards.judge.prompt import addresses_grader, fenced, judge_messages, parse_score, rubric_fields
 from tests.tools.test_hostile_output import FUZZ
 
 RUBRIC = "Request: {prompt}\nReference: {answer}\nReply:\n{completion}\nRate it."

@@ -1,7 +1,7 @@
-"""kit.rewards.reward_model_load on a GPU that is not there: the dtype a reward model loads in follows the policy's
+"""kit.rewards.reward_models.load on a GPU that is not there: the dtype a reward model loads in follows the policy's
 rule (bf16 where the GPU computes it natively, fp16 on a T4, fp32 on the CPU), from the rule's table down to the
 dtype that reaches from_pretrained and the weights; and it is built with transformers' classes where Unsloth put
-its own into the family's module for a policy (the real patch: test_reward_model_beside_policy.py)."""
+its own into the family's module for a policy (the real patch: test_beside_policy.py)."""
 
 import pytest
 import torch
@@ -10,8 +10,8 @@ from transformers import AutoModelForSequenceClassification
 from kit import env
 from kit.config import ModelConfig
 from kit.models.load_settings import weights_dtype
-from kit.rewards import reward_model_load
-from kit.rewards.reward_model_tiny import build_tiny_reward_model
+from kit.rewards.reward_models import load
+from kit.rewards.reward_models.tiny import build_tiny_reward_model
 
 CUDA = torch.device("cuda", 0)
 GPUS = pytest.mark.parametrize("native_bf16", [True, False], ids=["ampere-or-newer", "t4"])
@@ -27,7 +27,7 @@ def classifier(tmp_path_factory):
 def test_the_dtype_is_the_policys_on_every_device(monkeypatch, native_bf16, target):
     monkeypatch.setattr(env, "bf16_supported", lambda: native_bf16)
     policy = weights_dtype(ModelConfig(dtype="auto"), cuda=target.type == "cuda")
-    assert reward_model_load.reward_model_dtype(target) == policy
+    assert load.reward_model_dtype(target) == policy
     expected = torch.float32 if target.type == "cpu" else torch.bfloat16 if native_bf16 else torch.float16
     assert policy == expected, "the policy's rule changed: check that a reward model should still follow it"
 
@@ -35,9 +35,9 @@ def test_the_dtype_is_the_policys_on_every_device(monkeypatch, native_bf16, targ
 @GPUS
 def test_load_reward_model_asks_from_pretrained_for_that_dtype(monkeypatch, classifier, native_bf16):
     monkeypatch.setattr(env, "bf16_supported", lambda: native_bf16)
-    monkeypatch.setattr(reward_model_load, "pick_device", lambda device: CUDA)  # a GPU, as far as the loader sees
+    monkeypatch.setattr(load, "pick_device", lambda device: CUDA)  # a GPU, as far as the loader sees
     asked = record_loads(monkeypatch)
-    loaded = reward_model_load.load_reward_model(str(classifier), device="cuda")
+    loaded = load.load_reward_model(str(classifier), device="cuda")
     expected = torch.bfloat16 if native_bf16 else torch.float16
     assert asked == {"dtype": expected, "moved_to": CUDA}, f"from_pretrained and .to were asked {asked}"
     assert loaded.model.dtype == expected and loaded.device == CUDA
@@ -74,6 +74,6 @@ def test_it_is_built_with_the_classes_unsloth_replaced_for_a_policy_and_leaves_t
     original = llama.LlamaRotaryEmbedding
     monkeypatch.setattr(llama, "LlamaRotaryEmbedding", UnslothRotary)
     monkeypatch.setattr(llama, "_unsloth_pre_patch_originals", ({"LlamaRotaryEmbedding": original}, {}), raising=False)
-    loaded = reward_model_load.load_reward_model(str(classifier), device="cpu")
+    loaded = load.load_reward_model(str(classifier), device="cpu")
     assert type(loaded.model.model.rotary_emb) is original
     assert llama.LlamaRotaryEmbedding is UnslothRotary, "the policy's family lost Unsloth's class"
