@@ -20,7 +20,7 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from kit.config.judging import JudgeConfig
-from kit.eval.vision import image_column, picture_name, row_images, row_key
+from kit.data.row_pictures import image_column, picture_name, row_images, row_key
 from kit.monitor.judge_health import STOP_PREFIX, judge_checks
 from kit.monitor.sample_pictures import SamplePictures
 from kit.monitor.tool_health import tool_checks

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from kit.atomic import partial_prefix
-from kit.eval.vision import image_column, row_images
+from kit.data.row_pictures import image_column, row_images
 
 THUMBNAIL = 256
 

@@ -29,7 +29,7 @@ from kit.rewards.bundle import Reward, RewardBundle
 from kit.rewards.guard import CheckedReward, finite_or_none, is_row_optional, try_on_empty
 from kit.rewards.judge import judgement_lines
 from kit.rewards.traits import trait, unwrapped
-from kit.tools.guard import safe_text
+from kit.tools.reply_guard import safe_text
 
 KIT_RANGE = (0.0, 1.0)  # every kit reward documents [0, 1]
 
