@@ -19,7 +19,7 @@ from kit.config import DataConfig
 from kit.data import load_rows
 from kit.eval.command import prompt_settings, run_context
 from kit.eval.evaluate import compare, format_table
-from kit.eval.generate import Sampling
+from kit.models.generate import Sampling
 from kit.models.inference import load_for_inference
 from kit.models.smollm2 import smollm2_path
 from kit.recipes import load_recipe

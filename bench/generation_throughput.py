@@ -14,7 +14,7 @@ import time
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from kit.eval.generate import Sampling, generate
+from kit.models.generate import Sampling, generate
 from kit.models.tiny import tiny_model_path
 
 

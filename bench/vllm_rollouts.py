@@ -27,8 +27,8 @@ import torch
 
 from kit.config import build_config, read_yaml
 from kit.data import load_rows
-from kit.eval.generate import Sampling, generate_hf_ids, prompt_token_ids
 from kit.models import loader  # Unsloth's import comes first
+from kit.models.generate import Sampling, generate_hf_ids, prompt_token_ids
 from kit.models.smollm2 import smollm2_path
 from kit.models.vllm_engine import load_vllm_engine
 from kit.recipes import load_recipe

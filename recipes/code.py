@@ -60,7 +60,8 @@ def prepare(split: str, source: str | None):
     rows = [row for row in map(to_row, table.to_list(), [task_column] * len(table)) if row is not None]
     return rows_kept(rows, len(table), where, "tasks without two tests the sandbox can check (one shown, one "
                      "hidden), or with test setup code", "no task has two tests the sandbox can check; write one "
-                     "assert per case, e.g. `assert add(2, 3) == 5` (kit/sandbox/verdict.py says which tests it takes)")
+                     "assert per case, e.g. `assert add(2, 3) == 5` (kit/sandbox/split_tests.py says which tests it "
+                     "takes)")
 
 
 def checkable(tests) -> list[str]:

@@ -131,7 +131,7 @@ def work_vllm(spec: dict) -> dict:
     """The saved adapter through the kit's own vLLM engine, as `kit eval --adapter` loads it: seeded sampling
     without and with the adapter's LoRA request."""
     from kit.doctor.workers import forget_cached_prompts
-    from kit.eval.generate import Sampling, prompt_token_ids
+    from kit.models.generate import Sampling, prompt_token_ids
     from kit.models.inference import load_for_inference
 
     # the engine in this process: its scheduling, and so its batches, the same on every draw (vLLM's reproducibility)

@@ -32,7 +32,7 @@ from kit.rewards.judge.reward import judgement_lines
 from kit.rewards.text import as_messages, completion_text
 from kit.rewards.traits import documented_range, unwrapped
 from kit.rewards.trl_call import TRL_ARGUMENTS, trl_kwargs
-from kit.tools.guard import safe_text
+from kit.tools.reply_guard import safe_text
 
 
 @dataclass

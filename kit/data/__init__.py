@@ -1,5 +1,6 @@
 """Data: reading a recipe's files and hub datasets (tables.py: what a recipe's `prepare` uses), and the run's
-rows made from them (rows.py: the sample, checks, limits, the held-out share, prompts that would not fit)."""
+rows made from them (rows.py: the sample, checks, limits, the held-out share, prompts that would not fit), and a
+row's pictures (images.py: read and checked; row_pictures.py: their column, the row's key, a sample's name)."""
 
 from kit.data.rows import (
     check_prompts,

@@ -143,7 +143,7 @@ def with_system_prompt(dataset, system_prompt: str):
 
 def prompt_lengths(dataset, tokenizer, tools=None) -> list[int]:
     """Token count of each prompt as the model will see it (chat template + generation prompt, the tools' schemas)."""
-    from kit.models.vision import text_tokenizer
+    from kit.models.vision_models import text_tokenizer
 
     # a vision model's processor: its text alone (the pictures' tokens are not counted)
     tokenizer = text_tokenizer(tokenizer)

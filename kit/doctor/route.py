@@ -53,7 +53,7 @@ def vllm_quantization(model) -> str | None:
 
 def route_problems(model, cfg) -> list[str]:
     """Whether the model really took the default route: 4-bit weights on the training side, vLLM beside them."""
-    from kit.eval.generate import uses_vllm
+    from kit.models.generate import uses_vllm
 
     problems = []
     if cfg.model.load_in_4bit and not any(type(m).__name__ == "Linear4bit" for m in model.modules()):
@@ -84,7 +84,7 @@ def planned_peak(cfg) -> dict:
 
 
 def sampled_generations(model, tokenizer, lora_request=None) -> list[str]:
-    from kit.eval.generate import Sampling, generate, uses_vllm
+    from kit.models.generate import Sampling, generate, uses_vllm
 
     if uses_vllm(model):  # draws that are compared: each computes its prompts afresh
         forget_cached_prompts(model.vllm_engine)
@@ -95,7 +95,7 @@ def sampled_generations(model, tokenizer, lora_request=None) -> list[str]:
 
 def base_generations(model, tokenizer) -> list[str]:
     """The base model's samples: vLLM without a LoRA request; transformers with the adapter switched off."""
-    from kit.eval.generate import uses_vllm
+    from kit.models.generate import uses_vllm
 
     if uses_vllm(model):
         return sampled_generations(model, tokenizer)
@@ -107,8 +107,8 @@ def work_vllm_engine(spec: dict) -> dict:
     """The kit's loader on the default route's model settings: vLLM's engine with 4-bit weights, then a LoRA
     request for the (new, zero) adapter beside a plain request. Loading already generates two tokens."""
     from kit.config import build_config
-    from kit.eval.generate import live_adapter_request
     from kit.models import loader  # imports Unsloth first
+    from kit.models.generate import live_adapter_request
 
     cfg = build_config([spec["kit_config"]])
     started = time.perf_counter()
@@ -130,8 +130,8 @@ def work_default_route(spec: dict) -> dict:
     """A few GRPO steps on the default route, then the held-out evaluation's path: the live adapter as a LoRA
     request. The adapter moved, so seeded samples with it must differ from the base model's."""
     from kit.config import build_config
-    from kit.eval.generate import live_adapter_request
     from kit.models import loader  # imports Unsloth first
+    from kit.models.generate import live_adapter_request
     from kit.rewards import RewardBundle
     from kit.train.stages.grpo import build_trainer, grpo_args, held_settings
 

@@ -13,10 +13,10 @@ import sys
 from kit import cpu_threads
 from kit.errors import KitError
 from kit.eval.command import at_least_one
-from kit.eval.generate import Sampling, generate
-from kit.eval.vision import generate_with_images
+from kit.models.generate import Sampling, generate
 from kit.models.inference import load_for_inference
-from kit.models.vision import is_processor
+from kit.models.vision_generate import generate_with_images
+from kit.models.vision_models import is_processor
 from kit.recipe import Recipe
 from kit.tools.stats import transcript_text
 

@@ -19,7 +19,7 @@ from kit.data.held_out import HeldOutRecord, count_trained, trained_prompts
 from kit.digest import file_sha256
 from kit.errors import KitError
 from kit.eval.evaluate import EvalResult, compare, evaluate, format_table, write_json
-from kit.eval.generate import Sampling
+from kit.models.generate import Sampling
 from kit.models.inference import Loaded, is_adapters_base, load_for_inference
 from kit.outputs import RunDir, eval_file_name, run_file_beside
 from kit.recipe import Recipe

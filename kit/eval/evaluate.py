@@ -18,13 +18,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import mean
 
-from kit.eval.generate import Sampling, generate
-from kit.eval.vision import generate_with_images, image_column, row_images
-from kit.models.vision import text_tokenizer
+from kit.data.row_pictures import image_column, row_images
+from kit.models.generate import Sampling, generate
+from kit.models.vision_generate import generate_with_images
+from kit.models.vision_models import text_tokenizer
 from kit.recipe import Recipe, default_scoring
 from kit.rewards.guard import CheckedReward
 from kit.rewards.trl_call import trl_kwargs
-from kit.tools.guard import safe_text
+from kit.tools.reply_guard import safe_text
 from kit.tools.stats import tool_stats, transcript_text
 
 

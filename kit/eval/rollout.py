@@ -7,7 +7,7 @@ Evaluation (kit.eval.evaluate) and `kit chat` use this; training uses TRL's own 
 the reply is parsed with TRL's `parse_response` (a call that does not parse is a plain answer); each call
 is `fn(**arguments)` and anything it raises, an unknown name included, becomes the tool result
 `{'error': ...}`; results are `str(result)`; at most `max_rounds` rounds of tool calls, and each rollout's
-calls within `sampling.tool_budget` (kit.tools.budget); replies parsed through kit.tools.guard; and
+calls within `sampling.tool_budget` (kit.tools.budget); replies parsed through kit.tools.reply_guard; and
 `sampling.max_new_tokens` is one budget for the whole completion, tool results included, the round that
 would overflow it undone.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kit.eval.generate import Sampling, generate_ids, prompt_token_ids
+from kit.models.generate import Sampling, generate_ids, prompt_token_ids
 from kit.tools.toolbox import Toolbox
 
 

@@ -1,5 +1,6 @@
-"""Models: the training loader (loader.py, Unsloth), inference (inference.py, vllm_engine.py), names and the
-kit's own tiny and offline models."""
+"""Models: the training loader (loader.py, Unsloth), inference (inference.py, vllm_engine.py), generation
+(generate.py; vision_generate.py for prompts with pictures), which models see images (vision_models.py), names
+and the kit's own tiny and offline models."""
 
 
 def import_unsloth_first(vllm_standby: bool = False) -> None:

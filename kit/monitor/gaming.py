@@ -21,7 +21,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from statistics import fmean
 
-from kit.eval.vision import image_column, row_key
+from kit.data.row_pictures import image_column, row_key
 from kit.monitor.facts import fact_columns, mentions, row_facts
 from kit.outputs import RunDir
 from kit.rewards.text import completion_text
@@ -217,7 +217,7 @@ def judge_strict(recipe, rows: list[dict], completions: list, tokenizer) -> list
 
 
 def prompt_key(prompt) -> str:
-    """A prompt as kit.eval.vision.row_key finds rows again (a plain-text prompt: its text)."""
+    """A prompt as kit.data.row_pictures.row_key finds rows again (a plain-text prompt: its text)."""
     return row_key(prompt) if isinstance(prompt, list) else str(prompt)
 
 

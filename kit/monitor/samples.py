@@ -21,7 +21,7 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from kit.atomic import partial_prefix
-from kit.eval.vision import image_column, picture_name, row_images, row_key
+from kit.data.row_pictures import image_column, picture_name, row_images, row_key
 from kit.monitor.health import say
 from kit.outputs import RunDir
 from kit.rewards.text import completion_text

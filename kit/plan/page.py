@@ -16,17 +16,17 @@ from kit.plan.planner import (
     vllm_share_gib,
 )
 from kit.plan.shapes import ModelShape
-from kit.plan.vllm_share import standby_applies, vllm_utilization
+from kit.plan.vllm_share import standby_applies
 
 
-def settings_line(cfg: RunConfig, shape: ModelShape, gpu_gib: float) -> str:
+def settings_line(plan: Plan) -> str:
+    cfg, shape = plan.cfg, plan.shape
     m, g = cfg.model, cfg.grpo
     pictures = f" + {shape.image_tokens} image" if shape.image_tokens else ""
     weights = ("full fine-tuning" if m.full_finetuning
                else f"{'4-bit' if m.load_in_4bit else '16-bit'} + LoRA r={m.lora_rank}")
-    share = vllm_utilization(cfg, gpu_gib, shape.vision is not None)
     standby = " in standby" if standby_applies(cfg, shape.vision is not None) else ""
-    generation = f"vLLM share {share:.3g}{standby}" if m.fast_inference else "generate() without vLLM"
+    generation = f"vLLM share {plan.vllm_utilization:.3g}{standby}" if m.fast_inference else "generate() without vLLM"
     return (f"{weights}; {g.per_device_train_batch_size} completions per device step "
             f"({g.num_generations} generations) x {sequence_length(cfg, shape)} tokens "
             f"({cfg.data.max_prompt_length} prompt{pictures} + {g.max_completion_length} completion); "
@@ -60,7 +60,7 @@ def describe(plan: Plan) -> str:
     kind = shape.vision.model_type if shape.vision else shape.model_type
     lines = [f"memory plan: {cfg.model.name} ({shape.all_params / 1e9:.2f}B parameters, {kind}) "
              f"on {plan.gpu} ({plan.gpu_gib:.1f} GiB)",
-             f"  {settings_line(cfg, shape, plan.gpu_gib)}",
+             f"  {settings_line(plan)}",
              *processes_lines(cfg),
              *picture_lines(shape),
              *[f"  not counted: {note}" for note in shape.left_out], "",
@@ -84,7 +84,7 @@ def describe(plan: Plan) -> str:
 
 def on_this_gpu(plan: Plan) -> str:
     """How the peak on this GPU is made up: vLLM's share and training beside it, or in standby two moments."""
-    share = vllm_share_gib(plan.cfg, plan.shape, plan.estimate, plan.gpu_gib)
+    share = vllm_share_gib(plan.vllm_utilization, plan.estimate, plan.gpu_gib)
     if not standby_applies(plan.cfg, plan.shape.vision is not None):
         return f"vLLM's share {share:.2f} + training beside it {training_beyond_vllm(plan.estimate):.2f}"
     return (f"the larger of generating (vLLM's share {share:.2f} + {static_beyond_vllm(plan.estimate):.2f} beside "
@@ -96,4 +96,4 @@ def vllm_share_line(plan: Plan) -> str:
     cfg = plan.cfg
     util = suggested_utilization(cfg, plan.shape, plan.estimate, plan.gpu_gib)
     return (f"vLLM's share: gpu_memory_utilization {util} holds the whole generation batch at once and leaves "
-            f"training its room (now {vllm_utilization(cfg, plan.gpu_gib, plan.shape.vision is not None):.4g})")
+            f"training its room (now {plan.vllm_utilization:.4g})")

@@ -43,6 +43,7 @@ class Plan:
     gpu_gib: float
     estimate: Estimate
     peak_gib: float  # predicted peak on this GPU with these settings
+    vllm_utilization: float  # the share of this GPU vLLM takes (kit.plan.vllm_share), worked out once per plan
     problems: list[str] = field(default_factory=list)
     proposals: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the user should know, that does not change the verdict
@@ -74,9 +75,9 @@ def training_beyond_vllm(estimate: Estimate) -> float:
     return static_beyond_vllm(estimate) + estimate.largest_phase
 
 
-def vllm_share_gib(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float) -> float:
+def vllm_share_gib(utilization: float, estimate: Estimate, gpu_gib: float) -> float:
     """What vLLM holds while it generates: its share of the GPU, or what it must have when the share is less."""
-    return max(vllm_utilization(cfg, gpu_gib, shape.vision is not None) * gpu_gib, vllm_share_needed(estimate))
+    return max(utilization * gpu_gib, vllm_share_needed(estimate))
 
 
 def vllm_asleep_gib(estimate: Estimate) -> float:
@@ -85,12 +86,13 @@ def vllm_asleep_gib(estimate: Estimate) -> float:
     return vllm_share_needed(estimate) - estimate.term(VLLM_KV_CACHE).gib
 
 
-def peak_on_gpu(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float) -> float:
+def peak_on_gpu(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float, utilization: float
+                ) -> float:
     """The GPU's peak. With vLLM, its share and training side by side; in standby the larger of generating (the
     whole share awake) and training (vLLM asleep, its KV cache released)."""
     if not cfg.model.fast_inference:
         return estimate.peak_gib
-    share = vllm_share_gib(cfg, shape, estimate, gpu_gib)
+    share = vllm_share_gib(utilization, estimate, gpu_gib)
     if not standby_applies(cfg, shape.vision is not None):
         return share + training_beyond_vllm(estimate)
     return max(share + static_beyond_vllm(estimate), vllm_asleep_gib(estimate) + training_beyond_vllm(estimate))
@@ -100,12 +102,13 @@ def assess(cfg: RunConfig, shape: ModelShape, gpu: str, gpu_gib: float, stack: S
            reward_terms: tuple[Term, ...] = ()) -> Plan:
     """The estimate, the peak on this GPU and its problems: everything a verdict needs, no proposals."""
     estimate = estimate_memory(cfg, shape, stack, reward_terms)
-    plan = Plan(cfg, shape, gpu, gpu_gib, estimate, peak_on_gpu(cfg, shape, estimate, gpu_gib),
-                reward_terms=reward_terms)
+    utilization = vllm_utilization(cfg, gpu_gib, shape.vision is not None)  # the one place a plan works it out
+    plan = Plan(cfg, shape, gpu, gpu_gib, estimate, peak_on_gpu(cfg, shape, estimate, gpu_gib, utilization),
+                utilization, reward_terms=reward_terms)
     plan.problems += [problem] if (problem := gpu_problem(gpu)) else []
     if cfg.model.fast_inference:
-        plan.problems += vllm_share_problems(cfg, shape, estimate, gpu_gib)
-        plan.notes += vllm_notes(gpu) + standby_notes(cfg, gpu_gib, shape.vision is not None)
+        plan.problems += vllm_share_problems(cfg, shape, estimate, gpu_gib, utilization)
+        plan.notes += vllm_notes(gpu) + standby_notes(cfg, utilization, shape.vision is not None)
     return plan
 
 
@@ -120,9 +123,9 @@ def round_up(value: float, step: float = 0.05) -> float:
     return round(math.ceil(value / step - 1e-9) * step, 2)
 
 
-def vllm_share_problems(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float) -> list[str]:
+def vllm_share_problems(cfg: RunConfig, shape: ModelShape, estimate: Estimate, gpu_gib: float, util: float
+                        ) -> list[str]:
     vision = shape.vision is not None
-    util = vllm_utilization(cfg, gpu_gib, vision)
     share, needed, rest = util * gpu_gib, vllm_share_needed(estimate), training_beyond_vllm(estimate)
     problems = []
     if needed > MAX_UTILIZATION * gpu_gib:

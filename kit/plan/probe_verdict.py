@@ -86,8 +86,9 @@ def other_gpu_line(result: ProbeResult, plan) -> str:
         return (f"{named}: this step's {result.total_gib:.1f} GiB {verdict} it (no vLLM: nothing in the step "
                 "depends on the GPU's size)")
     vision = plan.shape.vision is not None
+    # the share here is another GPU's than the plan's: worked out for this one's memory
     beside = result.total_gib - vllm_utilization(plan.cfg, result.gpu_gib, vision) * result.gpu_gib
-    there = vllm_utilization(plan.cfg, plan.gpu_gib, vision) * plan.gpu_gib
+    there = plan.vllm_utilization * plan.gpu_gib
     verdict = "would fit" if max(0.0, beside) + there <= FITS_UNDER * plan.gpu_gib else "would not fit"
     return (f"{named}: the probe measured {max(0.0, beside):.1f} GiB beside vLLM's share here; beside the "
             f"{plan.gpu}'s share ({there:.1f} GiB) that {verdict} it. vLLM's own part there (its weights and KV "

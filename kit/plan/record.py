@@ -14,7 +14,7 @@ from transformers import TrainerCallback
 from kit.outputs import write_run_section
 from kit.plan.gpus import GIB
 from kit.plan.planner import Plan
-from kit.plan.vllm_share import STANDBY_COUNTING, standby_applies, vllm_utilization
+from kit.plan.vllm_share import STANDBY_COUNTING, standby_applies
 
 RECORD_AFTER_STEP = 2
 
@@ -28,7 +28,7 @@ def planned(plan: Plan) -> dict:
     }
     vision = plan.shape.vision is not None
     if plan.cfg.model.fast_inference:  # with standby, Unsloth's share, not the setting (kit.plan.planner)
-        section["vllm_gpu_memory_utilization"] = vllm_utilization(plan.cfg, plan.gpu_gib, vision)
+        section["vllm_gpu_memory_utilization"] = plan.vllm_utilization
     if plan.cfg.model.fast_inference and standby_applies(plan.cfg, vision):
         section["vllm_standby"] = STANDBY_COUNTING
     return section

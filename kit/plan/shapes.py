@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kit.errors import KitError
 from kit.hub import HubUnreachable, hub_config_file
-from kit.plan.vision import VisionShape, vision_shape
+from kit.plan.vision_tower import VisionShape, vision_shape
 
 # Architectures whose MLP is up -> activation -> down, without the gate projection of SwiGLU models.
 UNGATED_MLP = {"gpt2", "gpt_neox", "gptj", "phi", "starcoder2", "falcon", "opt", "bloom"}
@@ -36,7 +36,7 @@ class ModelShape:
     experts: int = 1  # mixture-of-experts: experts per layer
     experts_per_token: int = 1
     left_out: tuple[str, ...] = ()  # what the config holds that this shape does not count, in words
-    vision: VisionShape | None = None  # a vision-language model's tower (kit.plan.vision)
+    vision: VisionShape | None = None  # a vision-language model's tower (kit.plan.vision_tower)
     image_tokens: int = 0  # what the pictures of one prompt add to it, when the plan knows their size
 
     @property

@@ -33,12 +33,12 @@ def vllm_utilization(cfg: RunConfig, gpu_gib: float, vision: bool) -> float:
     return cfg.model.gpu_memory_utilization
 
 
-def standby_notes(cfg: RunConfig, gpu_gib: float, vision: bool) -> list[str]:
+def standby_notes(cfg: RunConfig, util: float, vision: bool) -> list[str]:
+    """What the plan says of standby: off for a vision model, or the share Unsloth sets (`util`, the plan's)."""
     if cfg.model.vllm_standby and vision and not standby_applies(cfg, vision):
         return ["model.vllm_standby: Unsloth turns standby off for a vision-language model, so vLLM keeps "
                 f"model.gpu_memory_utilization={cfg.model.gpu_memory_utilization} of the GPU the whole run; "
                 "the plan counts it so"]
-    util = vllm_utilization(cfg, gpu_gib, vision)
     if util == cfg.model.gpu_memory_utilization:
         return []
     return [f"model.vllm_standby: Unsloth sets vLLM's share to {util:.4g} of this GPU itself, in place of "

@@ -14,7 +14,7 @@ host's files looks like a write to the run's own folder. The kernel's own checks
                      non-dumpable process's memory. The harness sets it on itself, so that one run cannot
                      reach another; the trainer sets it on itself while unisolated code runs
                      (kit/sandbox/execute.py), for a trainer that is not root and so has no capability
-                     the harness could drop; the judge sets it too (kit/sandbox/judge.py).
+                     the harness could drop; the checker sets it too (kit/sandbox/checker.py).
   landlock           where the kernel has Landlock (Linux 5.13 and later, when enabled): writes only in the
                      run's own folder and to /dev/null, and the memory of no process outside the run, whoever
                      runs it. Without Landlock the code can write whatever its user can.

@@ -1,8 +1,8 @@
 """Running model-written code under the active isolation level, with a deadline and capped output.
 
 `run_python(code, tests)` counts the assert-style tests the code passes: the tests are split outside
-(kit/sandbox/verdict.py), only the calls into the code run inside, and what comes back (at most
-OUTPUT_LIMIT bytes) is decoded and checked by the judge (kit/sandbox/judge.py), never by the trainer.
+(kit/sandbox/split_tests.py), only the calls into the code run inside, and what comes back (at most
+OUTPUT_LIMIT bytes) is decoded and checked by the checker (kit/sandbox/checker.py), never by the trainer.
 `run_program(code, stdin)` runs the code as a program and returns its stdout (capped), for tests that
 compare output. The level (kit.sandbox.isolation) is the one KIT_CODE_ISOLATION names, or the first whose
 trial run works here (`active_level`). At the deadline the whole sandbox is killed: its processes die with
@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from kit.sandbox.checker import cpu_seconds
 from kit.sandbox.isolation import (
     ENV_VAR,
     ENVIRONMENT,
@@ -35,12 +36,11 @@ from kit.sandbox.isolation import (
     python_executable,
     trainer_guard,
 )
-from kit.sandbox.judge import cpu_seconds
-from kit.sandbox.verdict import split_test
+from kit.sandbox.split_tests import split_test
 
 OUTPUT_LIMIT = 1 << 20  # bytes read back from one run; the rest is dropped and the run killed
-JUDGE = HERE / "judge.py"
-JUDGE_SECONDS = 10  # wall clock, at least; or 3 s per CPU second the judge may use (kit/sandbox/judge.py)
+CHECKER = HERE / "checker.py"
+CHECKER_SECONDS = 10  # wall clock, at least; or 3 s per CPU second the checker may use (kit/sandbox/checker.py)
 
 
 @dataclass
@@ -91,7 +91,7 @@ def run_probes(code: str, tests=(), timeout: float = 5.0, memory_mb: int = 512, 
 
 
 def judge_runs(runs: list[ProbeRun]) -> list[SandboxResult]:
-    """Verdicts from one judge process for the whole batch; if it gives up, each run is judged alone, so one
+    """Verdicts from one checker process for the whole batch; if it gives up, each run is judged alone, so one
     pathological run fails only itself."""
     if not runs:
         return []
@@ -107,12 +107,12 @@ def gave_up(run: ProbeRun) -> dict:
 
 
 def call_judge(runs: list[ProbeRun]) -> list[dict] | None:
-    """The judge process's verdicts (kit/sandbox/judge.py), or None when it failed or was stopped."""
+    """The checker process's verdicts (kit/sandbox/checker.py), or None when it failed or was stopped."""
     request = [{"checks": [s.check for s in run.splits], "probe_counts": [len(s.probes) for s in run.splits],
                 "lines": run.lines} for run in runs]
-    timeout = max(JUDGE_SECONDS, 3 * cpu_seconds(len(runs)))  # a busy machine's wall clock runs ahead of CPU time
+    timeout = max(CHECKER_SECONDS, 3 * cpu_seconds(len(runs)))  # a busy machine's wall clock runs ahead of CPU time
     try:
-        done = subprocess.run([python_executable(), "-I", "-S", str(JUDGE)], input=json.dumps(request).encode(),
+        done = subprocess.run([python_executable(), "-I", "-S", str(CHECKER)], input=json.dumps(request).encode(),
                               capture_output=True, timeout=timeout, check=False, env=ENVIRONMENT)
         verdicts = json.loads(done.stdout)
     except (subprocess.TimeoutExpired, ValueError):

@@ -41,7 +41,7 @@ def plain(value, depth=0):
 
     A namedtuple crosses as a tuple, a defaultdict as a dict, an IntEnum as an int: read through the
     base type's own methods (`str.__str__`, `dict.items`, ...), so nothing the subclass overrides
-    (a rigged __eq__ or startswith) crosses, and the judge compares what the value really holds."""
+    (a rigged __eq__ or startswith) crosses, and the checker compares what the value really holds."""
     if depth > 50:
         raise ValueError("nested too deeply")
     if value is None or type(value) is bool:

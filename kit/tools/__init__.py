@@ -2,7 +2,8 @@
 
 toolbox.py checks a recipe's tools and hands them to TRL's trainer or to a rollout; template.py gives a
 tokenizer a chat template and parser that can show tool calls; python.py is a Python interpreter tool that
-runs the model's code in kit/sandbox; stats.py says what a batch of transcripts did with their tools.
+runs the model's code in kit/sandbox; stats.py says what a batch of transcripts did with their tools;
+reply_guard.py makes a reply's tool calls safe to run, render and tokenize, whatever the model wrote.
 Multi-turn rollouts outside training (evaluation, chat) are kit/eval/rollout.py's.
 """
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kit.tools.guard import safe_text
+from kit.tools.reply_guard import safe_text
 
 SPENT = "tool budget spent"  # how a result that met the budget starts (after TRL's "{'error': '")
 
@@ -41,7 +41,7 @@ class ToolBudget:
 
     def start(self, turn: Callable[[], int] | None = None) -> Spending:
         """One rollout's spending. `turn` says which turn it is (a number that changes between turns) for a caller
-        that cannot call new_turn() itself: TRL's loop, through kit.tools.guard.ReplyGuard's count of replies."""
+        that cannot call new_turn() itself: TRL's loop, through kit.tools.reply_guard.ReplyGuard's count of replies."""
         return Spending(self, turn)
 
 

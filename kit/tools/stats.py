@@ -6,7 +6,7 @@
 calling      share of transcripts with at least one parsed tool call
 calls        tool calls per transcript
 unparsed     share of transcripts with a reply that tried a call that did not parse (`<tool_call>` left in its
-             text) or that cannot run as written: a name that is not one (kit.tools.guard writes null as
+             text) or that cannot run as written: a name that is not one (kit.tools.reply_guard writes null as
              `(not a name: null)`), arguments that are not an object
 over_budget  share of transcripts whose tool use ended at the rollout's budget (kit.tools.budget)
 tool_errors  share of tool calls whose result was an error (TRL's and kit.eval.rollout's `{'error': ...}`)

@@ -74,7 +74,7 @@ def use_tool_template(tokenizer, model_name: str) -> str | None:
     A template that already does tools keeps it (with TRL's parser for it); a ChatML one that does not gets
     the ChatML tool template; any other is refused with what to do, before training.
     """
-    from kit.tools.guard import guard_replies
+    from kit.tools.reply_guard import guard_replies
 
     note = chat_template_for_tools(tokenizer, model_name)
     guard_replies(tokenizer)  # whatever the model writes, parsing its reply cannot crash the run

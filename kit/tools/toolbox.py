@@ -20,7 +20,7 @@ from typing import Any
 
 from kit.errors import KitError
 from kit.tools.budget import Spending, ToolBudget
-from kit.tools.guard import safe_call
+from kit.tools.reply_guard import safe_call
 
 NOT_TOOLS = {"reset", "get_reward"}  # an environment's methods TRL does not offer the model
 
@@ -72,7 +72,7 @@ class Toolbox:
 
     def trainer_arguments(self, budget: ToolBudget, turn: Callable[[], int]) -> dict:
         """GRPOTrainer's keyword arguments for these tools: one class for tools and environments alike
-        (rollout_environment); `turn` tells the budget a new turn (kit.tools.guard.ReplyGuard's count)."""
+        (rollout_environment); `turn` tells the budget a new turn (kit.tools.reply_guard.ReplyGuard's count)."""
         return {"environment_factory": rollout_environment(self, budget, turn)} if self else {}
 
     def functions(self) -> list[Callable]:

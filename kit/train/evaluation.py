@@ -21,7 +21,7 @@ from transformers import TrainerCallback
 from kit import env, ranks
 from kit.config import SHARDED, RunConfig
 from kit.eval.evaluate import EvalResult, evaluate, format_table, write_json
-from kit.eval.generate import Sampling, live_adapter_request
+from kit.models.generate import Sampling, live_adapter_request
 from kit.outputs import RunDir
 from kit.recipe import Recipe
 from kit.tools.budget import ToolBudget

@@ -94,8 +94,8 @@ def check_gold_answers_before_training(recipe: Recipe, rows, rewards: RewardBund
 
 def check_pictures(cfg: RunConfig, recipe: Recipe, rows) -> None:
     """Pictures need a model that sees them, and an export that keeps its vision tower."""
-    from kit.eval.vision import image_column
-    from kit.models.vision import is_vision_model
+    from kit.data.row_pictures import image_column
+    from kit.models.vision_models import is_vision_model
 
     vision = is_vision_model(cfg.model.name)
     if image_column(rows) and not vision:
@@ -117,7 +117,7 @@ def most_pictures(rows) -> int:
     """The most pictures any row shows, read from the Arrow column's list lengths (no picture decoded)."""
     import pyarrow.compute as pc
 
-    from kit.eval.vision import image_column
+    from kit.data.row_pictures import image_column
 
     column = image_column(rows)
     if column != "images":

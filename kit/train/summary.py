@@ -91,6 +91,6 @@ def format_note(name: str, result: RunResult) -> str:
 
 
 def sees_pictures(folder) -> bool:
-    from kit.models.vision import is_vision_model
+    from kit.models.vision_models import is_vision_model
 
     return is_vision_model(str(folder))

@@ -87,7 +87,7 @@ def generation_tokenizers(modules: list, tokenizer) -> list:
     """The tokenizers whose padding side generation sets: the kit's (the one in a processor too), and the one
     Unsloth keeps on the model (`_saved_temp_tokenizer`, the same object on a GPU, padded on the left by
     for_inference)."""
-    from kit.models.vision import text_tokenizer
+    from kit.models.vision_models import text_tokenizer
 
     kept = [vars(m).get("_saved_temp_tokenizer") for m in modules]
     unique = {id(t): t for t in [tokenizer, text_tokenizer(tokenizer), *kept] if hasattr(t, "padding_side")}

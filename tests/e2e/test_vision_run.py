@@ -23,7 +23,7 @@ ANSWER_ABOUT_A_PICTURE = textwrap.dedent(
     import json, sys
     from PIL import Image
     from transformers import AutoModelForImageTextToText
-    from kit.models.vision import load_processor  # AutoProcessor, or its parts where torchvision is missing
+    from kit.models.vision_models import load_processor  # AutoProcessor, or its parts where torchvision is missing
     path = sys.argv[1]
     model, processor = AutoModelForImageTextToText.from_pretrained(path), load_processor(path)
     messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "How many circles?"}]}]

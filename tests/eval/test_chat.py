@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from kit.cli import main
-from kit.eval.generate import Sampling
+from kit.models.generate import Sampling
 from kit.models.inference import Loaded
 from kit.recipes import load_recipe
 

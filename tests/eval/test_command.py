@@ -16,7 +16,7 @@ import pytest
 from datasets import Dataset
 
 from kit.eval import command
-from kit.eval.generate import Sampling
+from kit.models.generate import Sampling
 from kit.models.inference import Loaded, is_adapters_base
 from kit.models.vllm_engine import VllmEngine
 from kit.recipes import load_recipe

@@ -6,7 +6,7 @@ from datasets import Dataset
 
 from kit.eval import rollout
 from kit.eval.evaluate import evaluate, format_table
-from kit.eval.generate import Sampling
+from kit.models.generate import Sampling
 from kit.recipes import load_recipe
 from kit.recipes.guess_number import to_row
 

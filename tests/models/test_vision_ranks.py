@@ -9,7 +9,7 @@ import pytest
 from kit import env, ranks
 from kit.config import ModelConfig
 from kit.models import loader, vision_loader
-from kit.models.vision import is_processor
+from kit.models.vision_models import is_processor
 
 TINY = ModelConfig(name="kit:tiny-vision", target_modules=["q_proj", "v_proj"], max_seq_length=96)
 

@@ -15,7 +15,7 @@ import pytest
 
 from kit import env
 from kit.errors import KitError
-from kit.eval.generate import Sampling, generate, prompt_token_ids
+from kit.models.generate import Sampling, generate, prompt_token_ids
 from kit.models.inference import CPU_ADAPTER_VLLM_MIN_TOKENS, choose_backend, load_for_inference
 from kit.models.vllm_engine import eager_in_process, lora_rank_limit
 

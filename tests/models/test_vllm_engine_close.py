@@ -24,7 +24,7 @@ if not env.has_vllm() and not os.environ.get("CI"):  # pragma: no cover - a mach
 
 PROBE = """
 import gc, json, sys
-from kit.eval.generate import Sampling
+from kit.models.generate import Sampling
 from kit.models.inference import load_for_inference
 
 assert "vllm" not in sys.modules, "the probe must import vLLM inside the kit's load, as the CLI does"
@@ -51,7 +51,7 @@ def test_a_closed_engine_is_gone_and_the_next_one_generates(tiny_model):
 LIFETIMES = """
 import json, sys
 from kit.errors import KitError
-from kit.eval.generate import Sampling
+from kit.models.generate import Sampling
 from kit.models.inference import load_for_inference
 
 greedy, prompt = Sampling(max_new_tokens=6), [[1, 2, 3]]

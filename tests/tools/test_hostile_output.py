@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kit.eval import rollout
-from kit.eval.generate import Sampling
+from kit.models.generate import Sampling
 from kit.recipes import load_recipe
 from kit.tools.budget import ToolBudget
-from kit.tools.guard import safe_text
+from kit.tools.reply_guard import safe_text
 from kit.tools.stats import tool_stats
 from kit.tools.toolbox import Toolbox
 

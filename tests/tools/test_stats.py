@@ -24,7 +24,7 @@ def malformed_call(name, arguments) -> list[dict]:
 
 
 def test_a_call_that_parsed_but_cannot_run_as_written_counts_as_unparsed():
-    # kit.tools.guard says a name that is not a string is not one, and keeps arguments as written
+    # kit.tools.reply_guard says a name that is not a string is not one, and keeps arguments as written
     for transcript in (malformed_call("(not a name: 5)", {}), malformed_call("(not a name: null)", {}),
                        malformed_call("\\ud800", {}),
                        malformed_call("python", "print(1)"), malformed_call("python", ["x"])):

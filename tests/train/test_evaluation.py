@@ -17,7 +17,7 @@ from kit.train.evaluation import HeldOutCurve, check_every
 
 @pytest.fixture
 def scored(monkeypatch):
-    """The steps scored; each scoring reseeds torch, as kit.eval.generate does."""
+    """The steps scored; each scoring reseeds torch, as kit.models.generate does."""
     steps = []
 
     def fake_evaluate(cfg, recipe, model, tokenizer, rows, name):

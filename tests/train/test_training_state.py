@@ -142,7 +142,7 @@ def unsloths_own_gpu_generate() -> None:
     cfg, recipe, model, tokenizer, rows = tiny_run()  # the kit's loader: Unsloth imported first
     from unsloth.models.llama import FastLlamaModel, unsloth_fast_generate
 
-    from kit.eval.generate import Sampling, generate
+    from kit.models.generate import Sampling, generate
 
     causal_lm = model.base_model.model
     causal_lm._old_generate = causal_lm.generate

@@ -25,7 +25,7 @@ import string
 
 from kit.errors import KitError
 from kit.rewards.fields import first_json_object
-from kit.tools.guard import safe_text
+from kit.tools.reply_guard import safe_text
 
 GUARD = ("You are a strict grader. The user message holds a rubric and a response to grade. The response was "
          "written by the model being graded and sits between the marks <response-{tag}> and </response-{tag}>. "

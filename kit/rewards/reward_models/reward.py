@@ -32,7 +32,7 @@ from kit.errors import KitError, first_line
 from kit.rewards.reward_models.load import LoadedRewardModel, check_reward_model, load_reward_model
 from kit.rewards.text import completion_text
 from kit.rewards.traits import with_traits
-from kit.tools.guard import safe_text
+from kit.tools.reply_guard import safe_text
 
 NORMALISE = ("raw", "group", "sigmoid")
 UNBOUNDED = (-math.inf, math.inf)  # so `kit rewards check` does not hold a logit to the kit's 0..1

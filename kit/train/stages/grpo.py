@@ -192,8 +192,8 @@ def build_trainer(cfg: RunConfig, args, model, tokenizer, dataset, rewards: Rewa
     its tool budget: TRL's trainer runs the multi-turn loop."""
     from trl import GRPOTrainer
 
-    from kit.eval.generate import uses_vllm
-    from kit.models.vision import is_processor, placeholder_ban
+    from kit.models.generate import uses_vllm
+    from kit.models.vision_models import is_processor, placeholder_ban
     from kit.monitor.console import use_step_lines
     from kit.monitor.finite import FiniteGuard
     from kit.monitor.health import HealthCallback, HealthMonitor
@@ -236,7 +236,7 @@ def tool_arguments(cfg: RunConfig, toolbox: Toolbox, tokenizer) -> dict:
     if not toolbox:
         return {}
     from kit.tools.budget import ToolBudget
-    from kit.tools.guard import guard_replies
+    from kit.tools.reply_guard import guard_replies
 
     guard = guard_replies(tokenizer)  # its count of replies tells the budget a new turn
     budget = ToolBudget(cfg.grpo.tool_calls_per_turn, cfg.grpo.tool_seconds_per_rollout)

@@ -77,7 +77,7 @@ def train(inputs: StageInputs, args, stopper=None):
     """Train the warm start in place; returns the trainer (its save_model gathers sharded weights)."""
     from trl import SFTTrainer
 
-    from kit.eval.vision import image_column
+    from kit.data.row_pictures import image_column
     from kit.monitor.console import use_step_lines
     from kit.monitor.finite import FiniteGuard
     from kit.monitor.metrics import MetricsFile

@@ -8,7 +8,7 @@ from datasets import Dataset
 
 from kit.data import load_rows
 from kit.errors import KitError
-from kit.eval.generate import prompt_token_ids
+from kit.models.generate import prompt_token_ids
 from kit.recipes import load_recipe
 from kit.train.stages.sft import sft_dataset
 from kit.train.stages.sft_rows import tokenized

@@ -1,17 +1,17 @@
 """Assert-style tests split in two: the calls into the model's code run in the sandbox, the verdict outside.
 
 `assert add(2, 3) == 5` becomes the probe `add(2, 3)`, evaluated in the sandbox to a plain value, and
-the check `_probe0 == 5`, evaluated by the judge (kit/sandbox/judge.py, a limited process of its own)
+the check `_probe0 == 5`, evaluated by the checker (kit/sandbox/checker.py, a limited process of its own)
 on that value. The expected value never enters the sandbox and the comparison never runs the model's
 code, so a rigged `__eq__`, a printed "all passed" or an early `os._exit(0)` earn nothing.
 
 A probe is each outermost call (or bare name) that reaches the solution, stopped short of what can be
 applied to a plain value: a subscript, or a method or attribute that a built-in type has
-(`greet('Bob').startswith('Hi')`, `add(2, 3).__eq__(5)`, `f(1)[0]`). Those run in the judge on the
+(`greet('Bob').startswith('Hi')`, `add(2, 3).__eq__(5)`, `f(1)[0]`). Those run in the checker on the
 probe's plain value, so a returned object with a rigged `startswith` earns nothing. Methods no
 built-in type has (`Stack().push(1)`), and any method of an object the test builds by a CapWords
 name (`LRUCache(2).get(1)`), are the solution's own and run in the sandbox. Everything else in the test
-must be something the judge knows (plain built-ins such as len, sorted, pow, chr; math.isclose, ...):
+must be something the checker knows (plain built-ins such as len, sorted, pow, chr; math.isclose, ...):
 a test that calls two names the kit does not know (`isclose(solve(3), x)`, `solve(3) == EXPECTED`)
 is refused, since the model's code could define the second and so compute the expected side itself.
 """
@@ -22,7 +22,7 @@ import ast
 from dataclasses import dataclass
 
 from kit.errors import KitError
-from kit.sandbox.judge import OUTSIDE_MATH, OUTSIDE_NAMES
+from kit.sandbox.checker import OUTSIDE_MATH, OUTSIDE_NAMES
 
 BUILTIN_ATTRIBUTES = frozenset(name for kind in (bool, int, float, complex, str, bytes, list, tuple, dict, set,
                                                  frozenset, type(None)) for name in dir(kind))
@@ -37,7 +37,7 @@ class UnsupportedTest(KitError):
 class SplitTest:
     source: str
     probes: tuple[str, ...]  # expressions for the sandbox
-    check: str  # the verdict for the judge, over the names _probe0, _probe1, ...
+    check: str  # the verdict for the checker, over the names _probe0, _probe1, ...
 
 
 def split_test(source: str) -> SplitTest:
@@ -99,7 +99,7 @@ class ProbeExtractor(ast.NodeTransformer):
             return False
         if isinstance(node, ast.Call) and is_outside_function(node.func):
             return False
-        return not any(runs_in_judge(link) for link in links(node))
+        return not any(runs_in_checker(link) for link in links(node))
 
 
 def links(node):
@@ -115,7 +115,7 @@ def links(node):
             return
 
 
-def runs_in_judge(link) -> bool:
+def runs_in_checker(link) -> bool:
     """A subscript, or an attribute (or method call) a built-in type has, unless it is on a CapWords-built object."""
     if isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute):
         link = link.func
@@ -132,9 +132,9 @@ def builds_a_class(node) -> bool:
 
 
 def is_outside_function(func) -> bool:
-    """len, sorted, str.upper, math.isclose, ...: the judge runs these, on the probes' plain values.
+    """len, sorted, str.upper, math.isclose, ...: the checker runs these, on the probes' plain values.
 
-    Rooted at a name the judge knows, they run outside, where the model's code cannot redefine them."""
+    Rooted at a name the checker knows, they run outside, where the model's code cannot redefine them."""
     while isinstance(func, ast.Attribute):
         func = func.value
     return isinstance(func, ast.Name) and func.id in OUTSIDE_NAMES

@@ -1,7 +1,7 @@
 """Every generation path hands its engine the same prompt tokens that training's rollouts use.
 
 Training renders a prompt with TRL's `GRPOTrainer._tokenize_prompts` (Unsloth's generated trainer keeps it);
-evaluation and chat go through kit.eval.generate to transformers, the kit's vLLM engine, or, during a GPU run,
+evaluation and chat go through kit.models.generate to transformers, the kit's vLLM engine, or, during a GPU run,
 Unsloth's vLLM engine (`fast_generate`). Stand-ins record what reaches each engine, as vLLM would tokenize it:
 a text prompt with add_special_tokens=True (vllm/renderers/base.py), a token prompt as it is.
 
@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 
 from kit import env
-from kit.eval import generate as gen
+from kit.models import generate as gen
 from kit.models.vllm_engine import VllmEngine
 
 pytestmark = pytest.mark.gpu_route

@@ -3,7 +3,7 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from kit import env
-from kit.eval import generate as gen
+from kit.models import generate as gen
 from kit.models import inference
 
 PROMPTS = [[{"role": "user", "content": f"What is {i} plus {2 * i}?"}] for i in range(6)]

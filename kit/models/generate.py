@@ -1,4 +1,5 @@
-"""One generation function for evaluation and chat, the same call on every machine.
+"""One generation function, the same call on every machine: for evaluation and chat, the held-out checks during
+training, and `kit doctor`'s GPU route (prompts that show pictures: kit/models/vision_generate.py).
 
     texts = generate(model, tokenizer, prompts, Sampling(max_new_tokens=256))
 

@@ -1,14 +1,15 @@
-"""The verdicts: the sandbox's plain values against each test's check, in a limited process of their own.
+"""The checker: the sandbox's plain values against each test's check, in a limited process of its own (the
+verdict on model-written code's tests; an LLM judge is kit/rewards/judge.py's).
 
 The trainer never touches what the model's code returned: decoding a set of ten thousand numbers
 with one hash, or `'%100000000d' % 2` in a check, would stall or bloat it. So a fresh
-`python -I -S judge.py` (trusted code, untrusted data) reads the run's result lines and the checks
+`python -I -S checker.py` (trusted code, untrusted data) reads the run's result lines and the checks
 from stdin, under a CPU and memory limit, and writes for each run {"passed": [bool per test], "error":
-str | None}. One judge serves a whole batch of runs, giving each at most RUN_CPU_SECONDS: a run whose
+str | None}. One checker serves a whole batch of runs, giving each at most RUN_CPU_SECONDS: a run whose
 values cost more (a set of numbers that share one hash is quadratic to build) fails alone and the
-batch goes on. When the judge itself fails, the kit judges the runs one by one.
+batch goes on. When the checker itself fails, the kit checks the runs one by one.
 Any failure of this process fails the tests; it can never pass one.
-Stdlib only: kit/sandbox/verdict.py imports the names the checks may use from here.
+Stdlib only: kit/sandbox/split_tests.py imports the names the checks may use from here.
 """
 
 import builtins
@@ -77,10 +78,10 @@ def passes(check: str, values: list) -> bool:
         return False
 
 
-def judge_within_budget(request: dict) -> dict:
+def check_within_budget(request: dict) -> dict:
     signal.setitimer(signal.ITIMER_PROF, RUN_CPU_SECONDS)  # CPU time, user and system: this run's alone
     try:
-        return judge(request)
+        return check_run(request)
     except TooSlow:
         return {"passed": [False] * len(request["checks"]),
                 "error": f"its results took the judge more than {RUN_CPU_SECONDS} s to check"}
@@ -88,7 +89,7 @@ def judge_within_budget(request: dict) -> dict:
         signal.setitimer(signal.ITIMER_PROF, 0)
 
 
-def judge(request: dict) -> dict:
+def check_run(request: dict) -> dict:
     values = [read_line(line) for line in request["lines"]]
     values += [RuntimeError("no result")] * (sum(request["probe_counts"]) - len(values))
     passed, start = [], 0
@@ -100,7 +101,7 @@ def judge(request: dict) -> dict:
 
 
 def cpu_seconds(runs: int) -> int:
-    """The whole judge's CPU limit: every run's budget, and a second to start and read its input."""
+    """The whole checker's CPU limit: every run's budget, and a second to start and read its input."""
     return 1 + math.ceil(runs * RUN_CPU_SECONDS)
 
 
@@ -115,7 +116,7 @@ def main() -> None:
     runs = json.loads(sys.stdin.read())  # one item per run
     limit = cpu_seconds(len(runs))
     resource.setrlimit(resource.RLIMIT_CPU, (limit, limit))
-    sys.stdout.write(json.dumps([judge_within_budget(item) for item in runs]))
+    sys.stdout.write(json.dumps([check_within_budget(item) for item in runs]))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 Each prompt's first user turn gets its pictures as TRL puts them there in training (image parts before the
 text, trl.data_utils.prepare_multimodal_messages), the processor renders and tokenizes it with the pictures'
 tokens, and transformers' generate continues it greedily or by sampling, in batches padded on the left. The
-image placeholder tokens are never generated (kit.models.vision.IMAGE_PLACEHOLDERS). vLLM is not used for
+image placeholder tokens are never generated (kit.models.vision_models.IMAGE_PLACEHOLDERS). vLLM is not used for
 pictures yet: on a GPU too, this is transformers' generate.
 """
 
@@ -13,24 +13,8 @@ from __future__ import annotations
 
 from tqdm.auto import tqdm
 
-from kit.digest import picture_digest
-from kit.eval.generate import Sampling, until_eos
-from kit.models.vision import placeholder_ids, text_tokenizer
-
-IMAGE_COLUMNS = ("image", "images")
-
-
-def image_column(rows) -> str | None:
-    """The column of a dataset (or a row's keys) that holds pictures, or None."""
-    names = getattr(rows, "column_names", rows)
-    return next((c for c in IMAGE_COLUMNS if c in names), None)
-
-
-def row_images(value) -> list:
-    """A row's pictures as a list: `image` holds one, `images` a list (None: none)."""
-    if value is None:
-        return []
-    return list(value) if isinstance(value, list | tuple) else [value]
+from kit.models.generate import Sampling, until_eos
+from kit.models.vision_models import placeholder_ids, text_tokenizer
 
 
 def with_image_parts(prompt: list[dict], images: list) -> list[dict]:
@@ -73,26 +57,3 @@ def generate_with_images(model, processor, prompts: list[list[dict]], images: li
         tokenizer.padding_side = side
         model.train(was_training)
     return results
-
-
-def row_key(prompt: list[dict], images=None) -> str:
-    """A row found again by what the model was shown: its prompt's text and its pictures' pixels. Many rows of a
-    vision task share one question ("How many circles are there?"), so the text alone would mix them up.
-    Pictures come from `images`, or from the image parts of a prompt TRL has filled in."""
-    import json
-
-    shown = [*row_images(images)]
-    messages = []
-    for message in prompt:
-        content = message.get("content")
-        if isinstance(content, list):
-            shown += [part["image"] for part in content if part.get("type") == "image" and part.get("image")]
-            content = "".join(part.get("text") or "" for part in content if part.get("type") == "text")
-        messages.append({"role": message.get("role"), "content": content})
-    return json.dumps({"prompt": messages, "pictures": [picture_digest(p) for p in shown]}, sort_keys=True)
-
-
-def picture_name(picture, row: int) -> str:
-    """What a sample calls its picture: the file it was read from, else its row in the training data."""
-    filename = getattr(picture, "filename", "")
-    return filename or f"training row {row}"

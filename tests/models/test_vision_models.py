@@ -5,7 +5,7 @@ from PIL import Image
 
 from kit.errors import KitError
 from kit.models.tiny_vision import IMAGE_TOKENS, tiny_vision_path
-from kit.models.vision import (
+from kit.models.vision_models import (
     is_processor,
     is_vision_model,
     load_processor,

@@ -10,11 +10,11 @@ from PIL import Image
 
 from kit.config import RunConfig
 from kit.models.tiny_vision import tiny_vision_path
-from kit.models.vision import load_processor
+from kit.models.vision_models import load_processor
 from kit.plan.page import describe
 from kit.plan.planner import make_plan
 from kit.plan.shapes import read_shape
-from kit.plan.vision import vision_shape
+from kit.plan.vision_tower import vision_shape
 from tests.plan.conftest import MODEL_CONFIGS
 
 QWEN_VL = MODEL_CONFIGS / "Qwen2.5-VL-3B-Instruct"

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from kit.sandbox.checker import RUN_CPU_SECONDS, decode
 from kit.sandbox.execute import ProbeRun, call_judge, judge_runs
-from kit.sandbox.judge import RUN_CPU_SECONDS, decode
-from kit.sandbox.verdict import UnsupportedTest, split_test
+from kit.sandbox.split_tests import UnsupportedTest, split_test
 
 SPLITS = [
     ("assert add(2, 3) == 5", ["add(2, 3)"], "_probe0 == 5"),

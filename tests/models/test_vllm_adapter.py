@@ -15,7 +15,7 @@ from datasets import Dataset
 
 from kit import env
 from kit.config import build_config
-from kit.eval import generate as gen
+from kit.models import generate as gen
 from kit.models import (
     inference,
     loader,  # noqa: F401 - imported before vllm is faked: Unsloth and TRL look it up

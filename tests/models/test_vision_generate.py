@@ -1,15 +1,14 @@
-"""Generation with pictures: the image parts go where TRL puts them, rows are told apart by their pictures, and a
-model that would rather write an image placeholder never gets to."""
+"""Generation with pictures: the image parts go where TRL puts them, and a model that would rather write an image
+placeholder never gets to."""
 
 import pytest
 import torch
 from PIL import Image
 
-from kit.digest import shown_keys
-from kit.eval.generate import Sampling
-from kit.eval.vision import generate_with_images, row_key, with_image_parts
+from kit.models.generate import Sampling
 from kit.models.tiny_vision import tiny_vision_path
-from kit.models.vision import load_processor, placeholder_ids
+from kit.models.vision_generate import generate_with_images, with_image_parts
+from kit.models.vision_models import load_processor, placeholder_ids
 
 RED, BLUE = Image.new("RGB", (64, 64), "red"), Image.new("RGB", (64, 64), "blue")
 PROMPT = [{"role": "system", "content": "Count."}, {"role": "user", "content": "How many?"}]
@@ -22,21 +21,6 @@ def test_image_parts_go_before_the_first_user_text_and_every_turn_renders():
     assert shown[1]["content"][0]["image"] is RED and PROMPT[1]["content"] == "How many?"  # the row is left as it was
     rendered = load_processor(str(tiny_vision_path())).apply_chat_template(shown, tokenize=False)
     assert "Count." in rendered and rendered.count("<image>") == 2  # the processor widens each to its tokens
-
-
-def test_rows_with_one_question_are_told_apart_by_their_pictures():
-    from datasets import Dataset
-
-    assert row_key(PROMPT, RED) != row_key(PROMPT, BLUE)
-    assert row_key(PROMPT, RED) == row_key(PROMPT, RED.copy())
-    filled = [
-        PROMPT[0],
-        {"role": "user", "content": [{"type": "image", "image": RED}, {"type": "text", "text": "How many?"}]},
-    ]
-    assert row_key(filled) == row_key(PROMPT, RED)  # as TRL logs it, and as the dataset holds it
-    rows = Dataset.from_list([{"prompt": PROMPT, "image": RED}, {"prompt": PROMPT, "image": BLUE}])
-    keys = shown_keys(rows)
-    assert len(set(keys)) == 2
 
 
 @pytest.fixture(scope="module")
