@@ -14,7 +14,7 @@
 #   make export MERGED=outputs/<run>/merged [QUANT=q8_0,q4_k_m]
 #   make doctor [OUT=file.json]   # can this GPU run the default route? minutes; a JSON for bug reports
 #   make gpu-check [SHAPE=tiny|qwen2.5-1.5b|smollm2 STEPS=4 OUT=file.json]   # the GPU route end to end, offline, one line a check
-#   make test                # ruff, then every test (pytest --all: the slow end-to-end runs too; CI runs this)
+#   make test [TEST_WORKERS=2]  # ruff, then every test (pytest --all: the slow end-to-end runs too; CI runs this)
 #   make test-quick          # ruff, then the developer's loop (pytest: the slow tests left out, about 1.5 minutes)
 #   make docs                # the documentation site from docs/ into site/ (--strict: a broken link fails)
 #   make docs-serve          # the same, served at http://127.0.0.1:8000 while you edit
@@ -74,9 +74,15 @@ doctor: $(STAMP)
 gpu-check: $(STAMP)
 	$(PY) -m bench.gpu_check $(if $(SHAPE),--shape $(SHAPE)) $(if $(STEPS),--steps $(STEPS)) $(if $(OUT),--out $(OUT))
 
+# Two pytest processes share the cores (pytest-xdist, a file each at a time): most of a test's time is one
+# thread (imports, a subprocess starting), so two finish in little more than half the time. The tests marked
+# serial run after, alone.
+TEST_WORKERS ?= 2
+
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q --all --durations=15
+	$(PY) -m pytest -q --all -m "not serial" -n $(TEST_WORKERS) --dist loadfile --durations=15
+	$(PY) -m pytest -q --all -m serial --durations=5
 
 test-quick: $(STAMP)
 	$(PY) -m ruff check .

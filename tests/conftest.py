@@ -5,6 +5,10 @@
 
 A test is slow when it takes seconds: all of tests/e2e (the real CLI in subprocesses), and the ones marked
 @pytest.mark.slow. A slow test named by its file or node id (pytest tests/e2e/test_train.py) runs without --all.
+
+`make test` runs the tests in two pytest-xdist workers (-n 2), files with slow tests first so that the last files
+to finish are short ones, then the tests marked @pytest.mark.serial alone in pytest's own process; in a worker
+those are skipped, saying why.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ before_unsloth()  # tests import Unsloth directly too: its vLLM probe, and its d
 pytest_plugins = ("tests.hang_guard",)  # a test past pyproject's `timeout` fails alone; see there
 
 REPO = Path(__file__).resolve().parent.parent
+IN_A_WORKER = "PYTEST_XDIST_WORKER" in os.environ  # pytest-xdist sets it in each worker it starts
 E2E = REPO / "tests" / "e2e"
 
 
@@ -32,6 +37,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if E2E in item.path.parents:
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("serial") and IN_A_WORKER:
+            item.add_marker(pytest.mark.skip(reason="serial: it needs pytest's own process; run it without -n "
+                                                    "(make test runs these after the others)"))
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: each file keeps its own order
     if config.getoption("--all") or config.option.markexpr:  # -m chooses for itself
         return
     named = {Path(arg.split("::")[0]).resolve() for arg in config.args if Path(arg.split("::")[0]).is_file()}

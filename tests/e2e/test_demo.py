@@ -13,7 +13,7 @@ import pytest
 from kit.monitor.metrics import read_metrics
 from tests.e2e.cli import HANG_GUARD_S, kit_train
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # it learns with every core, as `make demo` does
 
 
 def test_shortened_demo_learns(tmp_path):

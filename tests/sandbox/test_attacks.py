@@ -122,10 +122,13 @@ READS = {
 }
 
 
+@pytest.mark.serial  # an xdist worker's title overwrites the environment /proc/<pid>/environ shows
 @pytest.mark.parametrize("path, evidence", READS.values(), ids=READS.keys())
 def test_host_files_are_out_of_reach(path, evidence, level, monkeypatch):
     monkeypatch.setenv("KIT_TEST_TOKEN", "hunter2")
     path = path.format(ppid=os.getpid())
+    if path.endswith("environ"):  # the evidence is there for the trainer, so its absence is the sandbox's doing
+        assert evidence in Path(path).read_text(errors="replace")
     code = f"def solve(x):\n    return open({path!r}, errors='replace').read()"
     assert score(code, level, [f"assert {evidence!r} in solve(0)"]) == 0
 

@@ -76,6 +76,7 @@ def test_the_trainers_memory_cannot_be_rewritten(attack, any_level):
     assert victim.raw[:8] == b"ORIGINAL"
 
 
+@pytest.mark.serial  # an xdist worker's title overwrites the environment the file shows
 def test_the_trainers_environment_is_out_of_reach_too(any_level):
     """The same kernel check guards /proc/<pid>/environ: the trainer's tokens stay its own. (That file holds the
     environment the process started with, which is why this looks for PATH, not a variable the test sets.)"""
