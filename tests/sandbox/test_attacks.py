@@ -127,10 +127,19 @@ READS = {
 def test_host_files_are_out_of_reach(path, evidence, level, monkeypatch):
     monkeypatch.setenv("KIT_TEST_TOKEN", "hunter2")
     path = path.format(ppid=os.getpid())
-    if path.endswith("environ"):  # the evidence is there for the trainer, so its absence is the sandbox's doing
-        assert evidence in Path(path).read_text(errors="replace")
+    if path.endswith("environ"):  # the evidence must be there outside the sandbox, or its absence shows nothing
+        if path == "/proc/1/environ" and not readable_with(path, evidence):
+            pytest.skip("pid 1's environment cannot be read outside the sandbox either: this case shows nothing here")
+        assert readable_with(path, evidence), f"{path} does not hold {evidence!r} even outside the sandbox"
     code = f"def solve(x):\n    return open({path!r}, errors='replace').read()"
     assert score(code, level, [f"assert {evidence!r} in solve(0)"]) == 0
+
+
+def readable_with(path: str, evidence: str) -> bool:
+    try:
+        return evidence in Path(path).read_text(errors="replace")
+    except OSError:
+        return False
 
 
 def test_nothing_of_the_trainers_environment_crosses(level, monkeypatch):
