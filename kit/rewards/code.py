@@ -19,7 +19,7 @@ from kit.rewards.format import fenced_code
 from kit.rewards.text import completion_text
 from kit.rewards.traits import trait, with_traits
 from kit.sandbox import describe_active_level, run_program, split_test
-from kit.sandbox.execute import judge_runs, run_probes
+from kit.sandbox.execute import check_runs, run_probes
 from kit.sandbox.isolation import ENV_VAR
 
 
@@ -110,7 +110,7 @@ def passes_tests(timeout: float = 5.0, memory_mb: int = 512, workers: int | None
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
             runs = list(pool.map(run, jobs))
-        verdicts = iter(judge_runs([r for r, _ in runs if r is not None]))  # one judge for the whole batch
+        verdicts = iter(check_runs([r for r, _ in runs if r is not None]))  # one checker for the whole batch
         passed = [(next(verdicts).passed if r is not None else 0) + io for r, io in runs]
         scores = iter([p / len(cases) for p, (_, cases) in zip(passed, jobs)])
         return [None if cases is None else next(scores) for cases in per_row]

@@ -1,5 +1,5 @@
 """The checker: the sandbox's plain values against each test's check, in a limited process of its own (the
-verdict on model-written code's tests; an LLM judge is kit/rewards/judge.py's).
+verdict on model-written code's tests; an LLM judge is kit/rewards/judge/).
 
 The trainer never touches what the model's code returned: decoding a set of ten thousand numbers
 with one hash, or `'%100000000d' % 2` in a check, would stall or bloat it. So a fresh
@@ -84,7 +84,7 @@ def check_within_budget(request: dict) -> dict:
         return check_run(request)
     except TooSlow:
         return {"passed": [False] * len(request["checks"]),
-                "error": f"its results took the judge more than {RUN_CPU_SECONDS} s to check"}
+                "error": f"its results took the checker more than {RUN_CPU_SECONDS} s to check"}
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
 

@@ -65,7 +65,7 @@ class SandboxResult:
 
 @dataclass
 class ProbeRun:
-    """One sandboxed run's answers, not yet judged."""
+    """One sandboxed run's answers, not yet checked."""
     splits: list
     lines: list[str]
     error: str | None
@@ -75,12 +75,12 @@ class ProbeRun:
 def run_python(code: str, tests=(), timeout: float = 5.0, memory_mb: int = 512, level: str | None = None
                ) -> SandboxResult:
     """Run `code`, then check each assert-style test against it; raises UnsupportedTest for a test it cannot split."""
-    return judge_runs([run_probes(code, tests, timeout, memory_mb, level)])[0]
+    return check_runs([run_probes(code, tests, timeout, memory_mb, level)])[0]
 
 
 def run_probes(code: str, tests=(), timeout: float = 5.0, memory_mb: int = 512, level: str | None = None
                ) -> ProbeRun:
-    """Run `code` in the sandbox and collect the values of the tests' probes; judge_runs decides pass or fail."""
+    """Run `code` in the sandbox and collect the values of the tests' probes; check_runs decides pass or fail."""
     splits = [split_test(t) for t in tests]
     probes = [p for s in splits for p in s.probes]
     request = {"mode": "probes", "code": code, "probes": probes, "memory_mb": memory_mb,
@@ -90,12 +90,12 @@ def run_probes(code: str, tests=(), timeout: float = 5.0, memory_mb: int = 512, 
     return ProbeRun(splits, lines, run_error(outcome, len(lines), len(probes)), outcome.timed_out)
 
 
-def judge_runs(runs: list[ProbeRun]) -> list[SandboxResult]:
-    """Verdicts from one checker process for the whole batch; if it gives up, each run is judged alone, so one
+def check_runs(runs: list[ProbeRun]) -> list[SandboxResult]:
+    """Verdicts from one checker process for the whole batch; if it gives up, each run is checked alone, so one
     pathological run fails only itself."""
     if not runs:
         return []
-    verdicts = call_judge(runs) or [(call_judge([run]) or [gave_up(run)])[0] for run in runs]
+    verdicts = call_checker(runs) or [(call_checker([run]) or [gave_up(run)])[0] for run in runs]
     # a run that timed out passes nothing, whatever it answered first (code can answer, then hang in atexit)
     return [SandboxResult(run.error or verdict["error"], 0 if run.timed_out else sum(verdict["passed"]),
                           len(run.splits), run.timed_out)
@@ -103,10 +103,10 @@ def judge_runs(runs: list[ProbeRun]) -> list[SandboxResult]:
 
 
 def gave_up(run: ProbeRun) -> dict:
-    return {"passed": [False] * len(run.splits), "error": "its results could not be checked (the judge gave up)"}
+    return {"passed": [False] * len(run.splits), "error": "its results could not be checked (the checker gave up)"}
 
 
-def call_judge(runs: list[ProbeRun]) -> list[dict] | None:
+def call_checker(runs: list[ProbeRun]) -> list[dict] | None:
     """The checker process's verdicts (kit/sandbox/checker.py), or None when it failed or was stopped."""
     request = [{"checks": [s.check for s in run.splits], "probe_counts": [len(s.probes) for s in run.splits],
                 "lines": run.lines} for run in runs]

@@ -52,7 +52,7 @@ DESCRIPTIONS = {
 UNISOLATED_WITHOUT_LANDLOCK = (
     "UNISOLATED: seccomp, rlimits and no capabilities only, and this kernel has no Landlock; the model's code can "
     "read and write every file this user can (when the user is not root, /proc/<pid>/mem of its other processes "
-    "too: not the trainer's or the judge's)")
+    "too: not the trainer's or the checker's)")
 
 
 class SandboxUnavailable(KitError):

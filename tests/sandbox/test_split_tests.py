@@ -5,7 +5,7 @@ import json
 import pytest
 
 from kit.sandbox.checker import RUN_CPU_SECONDS, decode
-from kit.sandbox.execute import ProbeRun, call_judge, judge_runs
+from kit.sandbox.execute import ProbeRun, call_checker, check_runs
 from kit.sandbox.split_tests import UnsupportedTest, split_test
 
 SPLITS = [
@@ -60,7 +60,7 @@ def lines(*values) -> list[str]:
 
 
 def judged(tests: list[str], answers: list[str]):
-    return judge_runs([ProbeRun([split_test(t) for t in tests], answers, None, False)])[0]
+    return check_runs([ProbeRun([split_test(t) for t in tests], answers, None, False)])[0]
 
 
 def test_the_judge_compares_plain_values():
@@ -88,7 +88,7 @@ COLLIDING = {"type": "set", "items": [k * (2**61 - 1) for k in range(1, 60000)]}
 def test_a_check_that_would_stall_or_bloat_the_trainer_ends_in_the_judge():
     """Colliding hashes in a set and a check that builds gigabytes: the judge's limits end both."""
     stalled = judged(["assert f(1) == {0}"], lines({"value": COLLIDING}))
-    assert (stalled.passed, stalled.error) == (0, f"its results took the judge more than {RUN_CPU_SECONDS} s to check")
+    assert (stalled.passed, stalled.error) == (0, f"its results took the checker more than {RUN_CPU_SECONDS} s to check")
     assert judged(["assert f(1) % 2 == 1"], lines({"value": "%2000000000d"})).passed == 0
 
 
@@ -96,7 +96,7 @@ def test_one_pathological_run_fails_only_itself_in_a_batch():
     runs = [ProbeRun([split_test("assert f(1) == 5")], lines({"value": 5}), None, False),
             ProbeRun([split_test("assert f(1) == {0}")], lines({"value": COLLIDING}), None, False),
             ProbeRun([split_test("assert f(1) == 7")], lines({"value": 7}), None, False)]
-    assert [r.passed for r in judge_runs(runs)] == [1, 0, 1]
+    assert [r.passed for r in check_runs(runs)] == [1, 0, 1]
 
 
 def test_the_judge_bounds_its_work_per_run_and_keeps_the_batch():
@@ -104,7 +104,7 @@ def test_the_judge_bounds_its_work_per_run_and_keeps_the_batch():
     judge process answers for the whole batch instead of giving up and judging every run again alone."""
     honest = ProbeRun([split_test("assert f(1) == 5")], lines({"value": 5}), None, False)
     slow = ProbeRun([split_test("assert f(1) == {0}")], lines({"value": COLLIDING}), None, False)
-    verdicts = call_judge([slow, honest, slow, slow, honest])
+    verdicts = call_checker([slow, honest, slow, slow, honest])
     assert verdicts is not None
     assert [v["passed"] for v in verdicts] == [[False], [True], [False], [False], [True]]
     assert [v["error"] is None for v in verdicts] == [False, True, False, False, True]
@@ -120,5 +120,5 @@ def test_a_check_with_a_generator_sees_the_probes():
 
 def test_a_run_that_timed_out_passes_nothing_whatever_it_answered_first():
     run = ProbeRun([split_test("assert f(1) == 5")], lines({"value": 5}), "timed out", True)
-    result = judge_runs([run])[0]
+    result = check_runs([run])[0]
     assert (result.passed, result.error, result.timed_out) == (0, "timed out", True)
