@@ -77,7 +77,7 @@ METHOD_FORGERIES = {  # issue 30: the test calls a method on the returned value;
 
 
 @pytest.mark.parametrize("code, test", METHOD_FORGERIES.values(), ids=METHOD_FORGERIES.keys())
-def test_methods_of_the_returned_value_run_in_the_judge(code, test, level):
+def test_methods_of_the_returned_value_run_in_the_checker(code, test, level):
     assert score(code, level, [test]) == 0
 
 
@@ -406,7 +406,7 @@ def test_control_the_holes_are_real_outside_the_sandbox():
 
 
 def test_the_trainer_never_handles_the_values_itself(level):
-    """A check over a 2 GB string runs in the judge: the trainer's peak memory does not move."""
+    """A check over a 2 GB string runs in the checker: the trainer's peak memory does not move."""
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert score("def solve(x):\n    return '%2000000000d'", level, ["assert solve(3) % 2 == 1"]) == 0
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB

@@ -19,7 +19,7 @@ SPLITS = [
     ("f(1) == f(2)", ["f(1)", "f(2)"], "_probe0 == _probe1"),
     ("assert solve(3) == pow(3, 1000, 7)", ["solve(3)"], "_probe0 == pow(3, 1000, 7)"),
     ("assert str.upper(solve(1)) == 'A'", ["solve(1)"], "str.upper(_probe0) == 'A'"),
-    # methods and subscripts of built-in types run in the judge, on the plain value
+    # methods and subscripts of built-in types run in the checker, on the plain value
     ("assert greet('Bob').startswith('Hello')", ["greet('Bob')"], "_probe0.startswith('Hello')"),
     ("assert add(2, 3).__eq__(5)", ["add(2, 3)"], "_probe0.__eq__(5)"),
     ("assert f(1)[0] == 2", ["f(1)"], "_probe0[0] == 2"),
@@ -63,7 +63,7 @@ def judged(tests: list[str], answers: list[str]):
     return check_runs([ProbeRun([split_test(t) for t in tests], answers, None, False)])[0]
 
 
-def test_the_judge_compares_plain_values():
+def test_the_checker_compares_plain_values():
     test = ["assert pair(1) == (1, 2)"]
     assert judged(test, lines({"value": {"type": "tuple", "items": [1, 2]}})).passed == 1
     assert judged(test, lines({"value": [1, 2]})).passed == 0  # a list is not the tuple the test expects
@@ -85,7 +85,7 @@ def test_unreadable_or_missing_results_fail_and_never_pass():
 COLLIDING = {"type": "set", "items": [k * (2**61 - 1) for k in range(1, 60000)]}  # one hash: quadratic to build
 
 
-def test_a_check_that_would_stall_or_bloat_the_trainer_ends_in_the_judge():
+def test_a_check_that_would_stall_or_bloat_the_trainer_ends_in_the_checker():
     """Colliding hashes in a set and a check that builds gigabytes: the checker's limits end both."""
     stalled = judged(["assert f(1) == {0}"], lines({"value": COLLIDING}))
     expected = f"its results took the checker more than {RUN_CPU_SECONDS} s to check"
