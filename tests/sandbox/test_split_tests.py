@@ -100,9 +100,9 @@ def test_one_pathological_run_fails_only_itself_in_a_batch():
     assert [r.passed for r in check_runs(runs)] == [1, 0, 1]
 
 
-def test_the_judge_bounds_its_work_per_run_and_keeps_the_batch():
+def test_the_checker_bounds_its_work_per_run_and_keeps_the_batch():
     """Issue 30: a batch of colliding values cost about 6 s. Each run now has its own CPU budget, so the one
-    judge process answers for the whole batch instead of giving up and judging every run again alone."""
+    checker process answers for the whole batch instead of giving up and checking every run again alone."""
     honest = ProbeRun([split_test("assert f(1) == 5")], lines({"value": 5}), None, False)
     slow = ProbeRun([split_test("assert f(1) == {0}")], lines({"value": COLLIDING}), None, False)
     verdicts = call_checker([slow, honest, slow, slow, honest])
