@@ -20,13 +20,13 @@ from kit.config.stages import entry_kind_and_settings, stage_plans
 from kit.eval.evaluate import assistant_text, reward_kwargs
 from kit.eval.rollout import roll_out
 from kit.models.generate import Sampling, generate_ids, live_adapter_request, prompt_token_ids
+from kit.outputs import write_run_section
 from kit.recipe import Recipe
 from kit.rewards.bundle import Reward, RewardBundle
 from kit.rewards.guard import CheckedReward
 from kit.rewards.traits import documented_range
 from kit.tools.budget import ToolBudget
 from kit.tools.stats import tool_stats
-from kit.outputs import write_run_section
 from kit.train.stages.contract import StageInputs
 from kit.train.training_state import training_state_kept
 
