@@ -56,9 +56,11 @@ class Learnability:
         return self.alike < MOSTLY * self.groups
 
     def culprit(self) -> str:
-        """The weighted reward alike in the most groups (the higher weight on a tie): what the verdict names."""
-        weighted = [name for name, weight in self.weights.items() if weight and name in self.rewards]
-        return max(weighted, key=lambda name: (self.rewards[name].alike, self.weights[name]), default=TOTAL)
+        """What the verdict names: the highest-weighted reward alike in most groups (the one GRPO would learn most
+        from, were it to differ), else the weighted total."""
+        alike = [name for name, weight in self.weights.items()
+                 if weight and name in self.rewards and self.rewards[name].alike >= MOSTLY * self.groups]
+        return max(alike, key=lambda name: self.weights[name], default=TOTAL)
 
     def verdict(self) -> str:
         if self.learns:
