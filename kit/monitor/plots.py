@@ -96,7 +96,7 @@ def draw_scores(ax, evaluations: list[dict]) -> None:
     from kit.eval.evaluate import PROPORTIONS
     from kit.eval.intervals import wilson
 
-    ax.set_title("held-out scores (bars: 95% interval)")
+    ax.set_title("held-out scores")
     if not evaluations:
         ax.text(0.5, 0.5, "no held-out evaluation", ha="center", transform=ax.transAxes)
         return
@@ -109,12 +109,12 @@ def draw_scores(ax, evaluations: list[dict]) -> None:
                   [100 * high - h if v is not None else 0 for h, v, (_, high) in zip(heights, values, bounds)]]
         positions = [k + i * width for k in range(len(PROPORTIONS))]
         drawn = ax.bar(positions, heights, width, yerr=errors, capsize=3, ecolor="#444444",
-                       label=f"{result['name']} ({result['n']} prompts)")
+                       label=result["name"])
         ax.bar_label(drawn, fmt="%.0f", fontsize=7, label_type="center")
     ax.set_xticks([k + width * (len(evaluations) - 1) / 2 for k in range(len(PROPORTIONS))],
                   [title for title, _, _ in PROPORTIONS])
     ax.set_ylim(0, 105)
-    ax.set_ylabel("% of held-out prompts")
+    ax.set_ylabel(f"% of {evaluations[0]['n']} held-out prompts (95% interval)")
     ax.legend(loc="best", fontsize=8)
 
 
