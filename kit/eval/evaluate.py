@@ -49,6 +49,11 @@ class EvalResult:
     # "strict": [bool], "lenient": [bool], "format": [bool] or None}; None in eval.json files written before them
     outcomes: dict | None = None
 
+    @classmethod
+    def from_json(cls, record: dict) -> EvalResult:
+        """A result as write_json wrote it, less what it worked out from the rest (the intervals)."""
+        return cls(**{k: v for k, v in record.items() if k in cls.__dataclass_fields__})
+
 
 def evaluate(model, tokenizer, recipe: Recipe, rows, sampling: Sampling, name: str, lora_request=None,
              batch_size: int = 32) -> EvalResult:
@@ -222,7 +227,27 @@ def _pct(value: float | None) -> str:
 
 
 def write_json(path: Path, results: list[EvalResult], **extra) -> None:
-    path.write_text(json.dumps({**extra, "results": [asdict(r) for r in results]}, indent=2) + "\n")
+    """The results, each proportion's 95% Wilson interval beside it ("intervals": {field: [low, high]}), and each
+    later result's gains over the first ("gains"), as the table shows them."""
+    records = [{**asdict(r), "intervals": intervals(r)} for r in results]
+    gains = [gain_record(results[0], later, proportion) for later in results[1:] for proportion in PROPORTIONS]
+    path.write_text(json.dumps({**extra, "results": records, "gains": [g for g in gains if g]}, indent=2) + "\n")
+
+
+def intervals(result: EvalResult) -> dict[str, list[float] | None]:
+    return {attribute: None if getattr(result, attribute) is None or result.n <= 0 else
+            [round(x, 4) for x in wilson(round(getattr(result, attribute) * result.n), result.n)]
+            for _, attribute, _ in PROPORTIONS}
+
+
+def gain_record(earlier: EvalResult, later: EvalResult, proportion: tuple[str, str, str]) -> dict | None:
+    gain = paired(earlier, later, proportion[2])
+    if gain is None:
+        return None
+    return {"proportion": proportion[1], "earlier": earlier.name, "later": later.name, "n": gain.n,
+            "difference": round(gain.difference, 4), "interval": [round(gain.low, 4), round(gain.high, 4)],
+            "improved": gain.improved, "worsened": gain.worsened, "mcnemar_p": gain.p, "noise": gain.noise,
+            "words": gain.words()}
 
 
 def compare(recipe: Recipe, rows, loaded, sampling: Sampling, names: tuple[str, str] = ("base", "trained"),

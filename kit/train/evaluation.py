@@ -64,7 +64,7 @@ def earlier_evaluations(out: RunDir, stages_done: list[str]) -> list:
         return [None]
     results = json.loads(out.eval.read_text())["results"] if out.eval.exists() else []
     kept = {"before", *(f"after {name}" for name in stages_done)}
-    return [EvalResult(**r) for r in results if r["name"] in kept] or [None]
+    return [EvalResult.from_json(r) for r in results if r["name"] in kept] or [None]
 
 
 def evaluate_held_out(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, name: str):
