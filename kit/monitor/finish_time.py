@@ -112,9 +112,9 @@ class RunClock:
         if evaluations_left > 0 and self.evaluation_seconds:
             each = sum(self.evaluation_seconds) / len(self.evaluation_seconds)
             seconds += each * evaluations_left
-            notes.append(f"{evaluations_left} held-out evaluation(s) left at {duration(each)} each")
+            notes.append(f"{_evaluations(evaluations_left)} left at {duration(each)} each")
         elif evaluations_left > 0:
-            notes.append(f"{evaluations_left} held-out evaluation(s) not yet measured")
+            notes.append(f"{_evaluations(evaluations_left)} not yet measured")
         notes.append("save and export not included")
         return seconds, notes
 
@@ -149,6 +149,10 @@ def duration(seconds: float) -> str:
     if seconds < 90 * 60:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def _evaluations(count: int) -> str:
+    return f"{count} held-out evaluation{'s' if count > 1 else ''}"
 
 
 def _round(value: float | None) -> float | None:
