@@ -101,7 +101,8 @@ def rewards_command(args: argparse.Namespace) -> int:
     refused = False
     settings = recipe.config({}, {}, gpu=False)  # the recipe's judge and reward model settings (DEFAULTS)
     models = {**settings.reward_models, **reward_model_options(args.reward_models)}
-    prepare_model_rewards(recipe.rewards.funcs, settings.judge, models)  # a dead endpoint: one line, here too
+    prepare_model_rewards(recipe.rewards.funcs, settings.judge, models,  # a dead endpoint: one line, here too
+                          recipe.judge_calibration)  # and a judge that fails its calibration
     if args.completions or recipe.sample_completions or not (args.data or recipe.write_sample):
         samples = load_samples(args.completions, recipe.sample_completions, recipe.name)
         runs = run_bundle(recipe.rewards, samples, recipe.toolbox)
