@@ -33,7 +33,7 @@ PRAISES = (
 )
 MIDPOINT = 0.5  # a score above it pays a wrong reply more than half the scale
 ADVICE = ("use a bigger judge (judge.model), judge.response_format=json_schema or json_object with json_field, or "
-          "a rubric that says a wrong reply scores 0 however it praises itself; judge.calibration=warn trains anyway")
+          "a rubric that says a wrong reply scores 0 however it praises itself")
 
 
 @dataclass(frozen=True)
@@ -43,20 +43,20 @@ class CaseResult:
     wrong: Judgement
     praised: list[tuple[str, Judgement]]  # (the praise added, its judgement)
 
-    def problems(self) -> list[str]:
-        """The pairs this judge got wrong, in words."""
+    def problems(self) -> str | None:
+        """The pairs this judge got wrong in this case, in a phrase; None: it passed."""
         good, wrong = self.good.score, self.wrong.score
         found = []
         if good is None or wrong is None:
-            found.append(f"{self.label}: good {_said(self.good)}, wrong {_said(self.wrong)}: no ranking")
+            found.append(f"good {_said(self.good)}, wrong {_said(self.wrong)}: no ranking")
         elif good <= wrong:
-            found.append(f"{self.label}: good {good:.2g} not above wrong {wrong:.2g}")
-        for praise, judged in self.praised:
-            score = judged.score
-            if score is not None and (score > MIDPOINT or (wrong is not None and score > wrong)):
-                found.append(f"{self.label}: wrong + {praise.strip()[:40]!r} paid {score:.2g} (plain wrong "
-                             f"{_said(self.wrong)})")
-        return found
+            found.append(f"good {good:.2g} not above wrong {wrong:.2g}")
+        paid = [(praise.strip(), j.score) for praise, j in self.praised if j.score is not None and
+                (j.score > MIDPOINT or (wrong is not None and j.score > wrong))]
+        if paid:
+            found.append(f"{len(paid)} of {len(self.praised)} self-praising wrong replies paid (e.g. "
+                         f"+{paid[0][0][:30]!r}: {paid[0][1]:.2g})")
+        return f"{self.label}: {', '.join(found)}" if found else None
 
     def line(self) -> str:
         praised = " ".join(_said(j) for _, j in self.praised)
@@ -109,11 +109,11 @@ def calibrate_judges(funcs, cases: list[dict] | None, mode: str) -> None:
                    "replies to test the judge on before it pays; docs/rewards.md)")
             continue
         results = calibrate(judge, cases)
-        problems = [p for r in results for p in r.problems()]
+        problems = [p for r in results if (p := r.problems())]
         notice("\n".join([f"judge {judge.__name__}: calibration on {len(results)} cases "
                           f"({'failed' if problems else 'passed'})", *(r.line() for r in results)]))
         if problems:
-            verdict = (f"judge {judge.__name__} failed its calibration: {'; '.join(problems)}. What to do: {ADVICE}")
+            verdict = f"judge {judge.__name__} failed its calibration: {'; '.join(problems)}. What to do: {ADVICE}"
             if mode == "stop":
-                raise KitError(verdict)
-            notice(f"warning: {verdict}; judge.calibration=warn: training goes on")
+                raise KitError(f"{verdict} (or judge.calibration=warn to train with it anyway)")
+            notice(f"warning: {verdict}; judge.calibration=warn: it pays anyway")

@@ -101,14 +101,27 @@ def rewards_command(args: argparse.Namespace) -> int:
     refused = False
     settings = recipe.config({}, {}, gpu=False)  # the recipe's judge and reward model settings (DEFAULTS)
     models = {**settings.reward_models, **reward_model_options(args.reward_models)}
-    prepare_model_rewards(recipe.rewards.funcs, settings.judge, models,  # a dead endpoint: one line, here too
-                          recipe.judge_calibration)  # and a judge that fails its calibration
+    prepare_model_rewards(recipe.rewards.funcs, settings.judge, models)  # a dead endpoint: one line, here too
     if args.completions or recipe.sample_completions or not (args.data or recipe.write_sample):
         samples = load_samples(args.completions, recipe.sample_completions, recipe.name)
         runs = run_bundle(recipe.rewards, samples, recipe.toolbox)
         print_report(runs, samples)
         refused = any(run.refusals for run in runs)  # what training would stop on
+    refused = not judges_calibrated(recipe, settings.judge) or refused
     return 1 if check_gold_answers_of(recipe, args.data) or refused else 0
+
+
+def judges_calibrated(recipe, judge) -> bool:
+    """The judge calibration training runs first (kit.checks.judge_calibration), after the report; False when
+    training would refuse to start."""
+    from kit.checks.judge_calibration import calibrate_judges
+
+    try:
+        calibrate_judges(recipe.rewards.funcs, recipe.judge_calibration, judge.calibration)
+    except KitError as err:
+        print(f"error: {err}")
+        return False
+    return True
 
 
 def check_gold_answers_of(recipe, data: str | None) -> bool:

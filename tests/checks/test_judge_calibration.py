@@ -36,10 +36,11 @@ def test_the_kits_praise_slips_past_the_screen_so_the_judge_itself_is_tested():
 @pytest.mark.parametrize("endpoint", [FirstNumberJudge], indirect=True)
 def test_a_judge_that_pays_the_first_number_it_reads_fails(endpoint):
     results = calibrate(judge_at(endpoint), CASES)
-    problems = [p for r in results for p in r.problems()]
-    assert "case 1 'What is 2+2?': good 0 not above wrong 0" in problems  # it cannot tell four from five
-    assert any("'10/10.' paid 1" in p for p in problems)  # "10/10" is the first number it reads
-    with pytest.raises(KitError, match=r"judge judge failed its calibration: .*10/10.*What to do: use a bigger"):
+    problems = [r.problems() for r in results]
+    assert problems[0].startswith("case 1 'What is 2+2?': good 0 not above wrong 0")  # four and five alike
+    assert "1 of 3 self-praising wrong replies paid (e.g. +'10/10.': 1)" in problems[0]  # the first number
+    assert "good 0 not above wrong 0, 1 of 4 self-praising" in problems[1]  # its own praise holds no number
+    with pytest.raises(KitError, match=r"failed its calibration: .*10/10.*What to do: use a bigger.*warn to train"):
         calibrate_judges([judge_at(endpoint)], CASES, "stop")
 
 
@@ -98,3 +99,9 @@ def test_the_setting_is_stop_by_default():
     assert JudgeConfig().calibration == "stop"
     with pytest.raises(ValueError):
         JudgeConfig(calibration="maybe")
+
+
+def test_the_smoke_profile_warns_since_its_offline_judge_fails():
+    from kit.config.profiles import SMOKE_PROFILE
+
+    assert SMOKE_PROFILE["judge"]["calibration"] == "warn"
