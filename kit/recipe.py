@@ -23,13 +23,6 @@ Optional (each ends with what the kit does without it):
     SAMPLE_COMPLETIONS: list[dict]
         a few good and bad completions with their dataset columns, [{"label": ..., "completion": ...,
         "answer": ...}], for `kit rewards check RECIPE`. Absent: that command needs --completions FILE.
-    JUDGE_CALIBRATION: list[dict]
-        for a recipe with an llm_judge: cases to test the judge on before it pays, each a request with a good
-        and a plainly wrong reply, [{"prompt": ..., "good": ..., "wrong": ..., <the rubric's dataset columns>,
-        "self_praising": [optional wrong replies that flatter themselves or the grader]}]. Before training and
-        in `kit rewards check`, the judge must score each good reply above its wrong one and pay no wrong
-        reply that praises itself (kit/checks/judge_calibration.py; judge.calibration: stop, warn or off).
-        Absent: the judge is not calibrated, and the kit says so.
     EVAL: Scoring
         Scoring(strict=..., lenient=..., formatted=...): what counts as right for `kit eval` and a run's
         before/after held-out scores, each said with reward functions that must give full marks, e.g.
@@ -73,6 +66,13 @@ Optional (each ends with what the kit does without it):
     DATA: str
         where the rows come from without a hub dataset, in a few words ("generated: 400 pairs", "your
         file (a sample ships)"), for `kit recipes`. Absent: "made by the recipe".
+    JUDGE_CALIBRATION: list[dict]
+        for a recipe with an llm_judge: cases to test the judge on before it pays, each a request with a good
+        and a plainly wrong reply, [{"prompt": ..., "good": ..., "wrong": ..., <the rubric's dataset columns>,
+        "self_praising": [optional wrong replies that flatter themselves or the grader]}]. Before training and
+        in `kit rewards check`, the judge must score each good reply above its wrong one and pay no wrong
+        reply that praises itself (kit/checks/judge_calibration.py; judge.calibration: stop, warn or off).
+        Absent: the judge is not calibrated, and the kit says so.
 """
 
 from __future__ import annotations
@@ -151,8 +151,6 @@ ATTRIBUTES: dict[str, tuple[Callable[[Any], bool], str]] = {
                  'a dict shaped like the YAML config, e.g. {"grpo": {"max_steps": 100}}'),
     "write_sample": (callable, "a function write_sample(path, split)"),
     "SAMPLE_COMPLETIONS": (_fits_samples, 'a list of dicts, each {"completion": ..., <dataset columns>}'),
-    "JUDGE_CALIBRATION": (_fits_calibration, 'a list of dicts, each {"prompt": ..., "good": ..., "wrong": ..., '
-                          '<the rubric\'s dataset columns>}, optionally "self_praising": [...]'),
     "EVAL": (lambda v: isinstance(v, Scoring), "a kit.recipe.Scoring(strict=..., lenient=..., formatted=...)"),
     "SYSTEM_PROMPT": (lambda v: isinstance(v, str), "a string"),
     "sft_target": (callable, "a function sft_target(row) -> str"),
@@ -166,6 +164,8 @@ ATTRIBUTES: dict[str, tuple[Callable[[Any], bool], str]] = {
                      'a tuple of column names, e.g. ("prompt",)'),
     "HUB_ID": (lambda v: isinstance(v, str) and "/" in v, 'a hub dataset id, e.g. "openai/gsm8k"'),
     "DATA": (lambda v: isinstance(v, str), 'a few words, e.g. "your file (a sample ships)"'),
+    "JUDGE_CALIBRATION": (_fits_calibration, 'a list of dicts, each {"prompt": ..., "good": ..., "wrong": ..., '
+                          '<the rubric\'s dataset columns>}, optionally "self_praising": [...]'),
 }
 KNOWN = (f"a recipe defines {' and '.join(REQUIRED)}, and may define "
          f"{', '.join(a for a in ATTRIBUTES if a not in REQUIRED)}; kit/recipe.py says what each is")
