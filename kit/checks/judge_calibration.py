@@ -48,7 +48,8 @@ class CaseResult:
         good, wrong = self.good.score, self.wrong.score
         found = []
         if good is None or wrong is None:
-            found.append(f"good {_said(self.good)}, wrong {_said(self.wrong)}: no ranking")
+            why = self.good.error if good is None else self.wrong.error
+            found.append(f"good {_said(self.good)}, wrong {_said(self.wrong)}: no score to rank by ({why})")
         elif good <= wrong:
             found.append(f"good {good:.2g} not above wrong {wrong:.2g}")
         paid = [(praise.strip(), j.score) for praise, j in self.praised if j.score is not None and
@@ -64,9 +65,8 @@ class CaseResult:
 
 
 def _said(judged: Judgement) -> str:
-    if judged.score is not None:
-        return f"{judged.score:.2g}"
-    return f"None ({judged.error})"
+    """A score as the lines show it; `-`: none (no answer, or no score in the reply)."""
+    return "-" if judged.score is None else f"{judged.score:.2g}"
 
 
 def calibrate(judge: LLMJudge, cases: list[dict]) -> list[CaseResult]:

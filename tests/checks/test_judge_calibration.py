@@ -105,3 +105,11 @@ def test_the_smoke_profile_warns_since_its_offline_judge_fails():
     from kit.config.profiles import SMOKE_PROFILE
 
     assert SMOKE_PROFILE["judge"]["calibration"] == "warn"
+
+
+@pytest.mark.parametrize("endpoint", [lambda: KnowingJudge(["It is four."])], indirect=True)
+def test_a_reply_without_a_score_fails_the_ranking_it_was_needed_for(endpoint):
+    judge = judge_at(endpoint, json_field="verdict")  # the fake answers "score": no verdict in any reply
+    problems = [r.problems() for r in calibrate(judge, CASES)]
+    assert problems[0] == ("case 1 'What is 2+2?': good -, wrong -: no score to rank by (the reply holds no score "
+                           "in range)")  # and a self-praising reply without a score is not paid
