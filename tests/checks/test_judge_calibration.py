@@ -113,3 +113,23 @@ def test_a_reply_without_a_score_fails_the_ranking_it_was_needed_for(endpoint):
     problems = [r.problems() for r in calibrate(judge, CASES)]
     assert problems[0] == ("case 1 'What is 2+2?': good -, wrong -: no score to rank by (the reply holds no score "
                            "in range)")  # and a self-praising reply without a score is not paid
+
+
+@pytest.mark.slow
+def test_smollm2_135m_the_offline_judge_fails_so_the_smoke_profile_warns():
+    """llama.cpp's real server with the kit's offline judge, on concise_helpful's set as the recipe asks it."""
+    from tests.rewards.judge.servers import free_port, llama_server
+
+    port = free_port()
+    server = llama_server(port)
+    try:
+        recipe = load_recipe("concise_helpful")
+        judge = llm_judge(RUBRIC, model="judge", base_url=f"http://127.0.0.1:{port}/v1", json_field="score",
+                          response_format="json_object", retries=0, timeout_s=60)
+        results = calibrate(judge, recipe.judge_calibration)
+    finally:
+        server.kill()
+        server.wait()
+    judged = [j for r in results for j in (r.good, r.wrong, *(j for _, j in r.praised))]
+    assert all(j.score is not None for j in judged)  # the grammar holds it to a score: it answers, it cannot judge
+    assert any(r.problems() for r in results), "SmolLM2-135M passes now: the smoke profile may calibrate with stop"
