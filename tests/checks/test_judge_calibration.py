@@ -124,8 +124,9 @@ def test_smollm2_135m_the_offline_judge_fails_so_the_smoke_profile_warns():
     server = llama_server(port)
     try:
         recipe = load_recipe("concise_helpful")
-        judge = llm_judge(RUBRIC, model="judge", base_url=f"http://127.0.0.1:{port}/v1", json_field="score",
-                          response_format="json_object", retries=0, timeout_s=60)
+        judge = recipe.rewards.funcs[0]  # the recipe's rubric, with its settings (DEFAULTS: json_object)
+        judge.configure(JudgeConfig(base_url=f"http://127.0.0.1:{port}/v1", response_format="json_object",
+                                    retries=0, timeout_s=60))
         results = calibrate(judge, recipe.judge_calibration)
     finally:
         server.kill()
