@@ -129,7 +129,21 @@ def rewards_command(args: argparse.Namespace) -> int:
         runs = run_bundle(recipe.rewards, samples, recipe.toolbox)
         print_report(runs, samples)
         refused = any(run.refusals for run in runs)  # what training would stop on
+    refused = not judges_calibrated(recipe, settings.judge) or refused
     return 1 if check_gold_answers_of(recipe, args.data) or refused else 0
+
+
+def judges_calibrated(recipe, judge) -> bool:
+    """The judge calibration training runs first (kit.checks.judge_calibration), after the report; False when
+    training would refuse to start."""
+    from kit.checks.judge_calibration import calibrate_judges
+
+    try:
+        calibrate_judges(recipe.rewards.funcs, recipe.judge_calibration, judge.calibration)
+    except KitError as err:
+        print(f"error: {err}")
+        return False
+    return True
 
 
 def check_gold_answers_of(recipe, data: str | None) -> bool:
