@@ -14,6 +14,7 @@ from kit.errors import KitError
 from kit.recipes import guess_number, known_recipes, load_recipe
 from kit.rewards import AdaptiveWeight, RewardBundle, row_optional
 from kit.user_code import UserCodeError
+from tests.test_user_code import guide_recipe
 
 GUIDE = Path(__file__).parent.parent / "rewards" / "guide"
 # The fix the check asks for: the column cast to text (a map returning str(x["answer"]) keeps int64, see below).
@@ -25,13 +26,7 @@ FIX = ("make it text at the end of prepare: rows = rows.cast_column('answer', da
 
 def guide(tmp_path: Path, *edits: tuple[str, str]):
     """(the guide's recipe with `edits` (old, new) made, its training rows from the guide's data)."""
-    text = (GUIDE / "my_recipe.py").read_text()
-    for old, new in edits:
-        assert old in text, old
-        text = text.replace(old, new)
-    path = tmp_path / "my_recipe.py"
-    path.write_text(text)
-    recipe = load_recipe(str(path))
+    _, recipe = guide_recipe(tmp_path, *edits)
     return recipe, load_rows(recipe, DataConfig(path=str(GUIDE / "arith.jsonl")))
 
 
