@@ -26,7 +26,7 @@ from pathlib import Path
 VERIFICATION = "verification.json"  # beside the GGUF files, wherever `kit export` writes them
 LOCK_NAME = ".run.lock"
 # run.yaml's sections that record what the run used, after its settings; reading it back as a config drops them
-RUN_RECORDS = ("inputs", "versions", "trainer", "memory", "cpu", "adaptive_weights")
+RUN_RECORDS = ("inputs", "versions", "trainer", "memory", "cpu", "adaptive_weights", "timing", "learnability")
 
 
 def write_run_section(run_file: Path, key: str, value: dict) -> None:

@@ -66,6 +66,13 @@ Optional (each ends with what the kit does without it):
     DATA: str
         where the rows come from without a hub dataset, in a few words ("generated: 400 pairs", "your
         file (a sample ships)"), for `kit recipes`. Absent: "made by the recipe".
+    JUDGE_CALIBRATION: list[dict]
+        for a recipe with an llm_judge: cases to test the judge on before it pays, each a request with a good
+        and a plainly wrong reply, [{"prompt": ..., "good": ..., "wrong": ..., <the rubric's dataset columns>,
+        "self_praising": [optional wrong replies that flatter themselves or the grader]}]. Before training and
+        in `kit rewards check`, the judge must score each good reply above its wrong one and pay no wrong
+        reply that praises itself (kit/checks/judge_calibration.py; judge.calibration: stop, warn or off).
+        Absent: the judge is not calibrated, and the kit says so.
 """
 
 from __future__ import annotations
@@ -104,6 +111,7 @@ class Recipe:
     defaults: dict = field(default_factory=dict)
     write_sample: Callable[[Path, str], None] | None = None
     sample_completions: list[dict] = field(default_factory=list)
+    judge_calibration: list[dict] = field(default_factory=list)
     scoring: Scoring | None = None
     system_prompt: str | None = None
     sft_target: Callable[[dict], str | list] | None = None
@@ -122,6 +130,16 @@ class Recipe:
 
 def _fits_samples(value) -> bool:
     return isinstance(value, list) and all(isinstance(s, dict) and "completion" in s for s in value)
+
+
+def _fits_calibration(value) -> bool:
+    """JUDGE_CALIBRATION: cases with a good and a wrong reply, and optionally more self-praising wrong ones."""
+    def fits(case) -> bool:
+        praising = case.get("self_praising", []) if isinstance(case, dict) else None
+        return (isinstance(case, dict) and isinstance(case.get("good"), str) and isinstance(case.get("wrong"), str)
+                and isinstance(praising, list) and all(isinstance(s, str) for s in praising))
+
+    return isinstance(value, list) and bool(value) and all(fits(case) for case in value)
 
 
 REQUIRED = ("prepare", "REWARDS")
@@ -146,6 +164,8 @@ ATTRIBUTES: dict[str, tuple[Callable[[Any], bool], str]] = {
                      'a tuple of column names, e.g. ("prompt",)'),
     "HUB_ID": (lambda v: isinstance(v, str) and "/" in v, 'a hub dataset id, e.g. "openai/gsm8k"'),
     "DATA": (lambda v: isinstance(v, str), 'a few words, e.g. "your file (a sample ships)"'),
+    "JUDGE_CALIBRATION": (_fits_calibration, 'a list of dicts, each {"prompt": ..., "good": ..., "wrong": ..., '
+                          '<the rubric\'s dataset columns>}, optionally "self_praising": [...]'),
 }
 KNOWN = (f"a recipe defines {' and '.join(REQUIRED)}, and may define "
          f"{', '.join(a for a in ATTRIBUTES if a not in REQUIRED)}; kit/recipe.py says what each is")
@@ -176,6 +196,7 @@ def recipe_from_module(module: ModuleType, spec: str, check_tools: bool = True) 
         defaults=getattr(module, "DEFAULTS", {}),
         write_sample=getattr(module, "write_sample", None),
         sample_completions=getattr(module, "SAMPLE_COMPLETIONS", []),
+        judge_calibration=getattr(module, "JUDGE_CALIBRATION", []),
         scoring=getattr(module, "EVAL", None),
         system_prompt=getattr(module, "SYSTEM_PROMPT", None),
         sft_target=getattr(module, "sft_target", None),

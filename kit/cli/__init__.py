@@ -61,6 +61,28 @@ def train_command(args: argparse.Namespace) -> int:
                                        argv=tuple(args.argv[1:])))
 
 
+def check_command(args: argparse.Namespace) -> int:
+    """The learnability check alone (kit.train.check): its verdict printed; exit 0, as training only warns."""
+    from kit.recipes import load_recipe
+    from kit.train.check import check_command as check
+    from kit.train.start import TrainRequest
+
+    if args.recipe and "=" in args.recipe and not Path(args.recipe).exists():  # `kit check --config F key=value`
+        args.overrides, args.recipe = [args.recipe, *args.overrides], None
+    request = TrainRequest(args.recipe, cli_layer(args), config_file=args.config)
+    spec = args.recipe or (read_config_recipe(args.config) if args.config else None)
+    if not spec:
+        raise KitError("which recipe? give one (kit check gsm8k), or a --config file that names it (recipe: ...)")
+    check(request, load_recipe(spec, check_tools=False))
+    return 0
+
+
+def read_config_recipe(config_file: str) -> str | None:
+    from kit.config import read_yaml
+
+    return read_yaml(config_file).get("recipe")
+
+
 def plan_command(args: argparse.Namespace) -> int:
     from kit.config import read_yaml
     from kit.plan.planner import NO_FIT
@@ -107,7 +129,21 @@ def rewards_command(args: argparse.Namespace) -> int:
         runs = run_bundle(recipe.rewards, samples, recipe.toolbox)
         print_report(runs, samples)
         refused = any(run.refusals for run in runs)  # what training would stop on
+    refused = not judges_calibrated(recipe, settings.judge) or refused
     return 1 if check_gold_answers_of(recipe, args.data) or refused else 0
+
+
+def judges_calibrated(recipe, judge) -> bool:
+    """The judge calibration training runs first (kit.checks.judge_calibration), after the report; False when
+    training would refuse to start."""
+    from kit.checks.judge_calibration import calibrate_judges
+
+    try:
+        calibrate_judges(recipe.rewards.funcs, recipe.judge_calibration, judge.calibration)
+    except KitError as err:
+        print(f"error: {err}")
+        return False
+    return True
 
 
 def check_gold_answers_of(recipe, data: str | None) -> bool:
@@ -186,15 +222,15 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [item for item in rest if item.startswith("-") or "=" not in item]
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    if rest and args.command not in ("train", "plan"):
+    if rest and args.command not in ("train", "plan", "check"):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.overrides = [*getattr(args, "overrides", []), *rest]
     args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: a multi-process run passes it on
     set_verbose(getattr(args, "verbose", False))
     quiet_libraries()  # before any command imports torch, torchao or bitsandbytes; -v shows them
     try:
-        commands = {"train": train_command, "export": export_command, "rewards": rewards_command,
-                    "eval": eval_command, "chat": chat_command, "plan": plan_command,
+        commands = {"train": train_command, "check": check_command, "export": export_command,
+                    "rewards": rewards_command, "eval": eval_command, "chat": chat_command, "plan": plan_command,
                     "push": push_command, "doctor": doctor_command, "recipes": recipes_command}
         return commands[args.command](args)
     except KitError as err:

@@ -42,6 +42,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="TRL's whole metrics dict every step, every library warning, and the traceback of an error "
                        "in the recipe's code (default: one line a step)")
 
+    check = commands.add_parser("check", help="will GRPO learn? a group of completions for each of a few training "
+                                "prompts, scored: do their rewards differ? (kit train runs it too)", **settings)
+    check.add_argument("recipe", nargs="?", help="recipe name, dotted module path, or .py file (default: the --config "
+                       "file's `recipe`)")
+    check.add_argument("--config", help="YAML file of settings, as for train")
+    check.add_argument("--model", help="hub id or local folder (sets model.name)")
+    check.add_argument("--profile", choices=PROFILES, help="smoke: tiny model + sample data")
+    check.add_argument("--data", help="local .jsonl/.csv/.parquet file, or 'sample' (sets data.path)")
+    check.add_argument("overrides", nargs="*", metavar="section.key=value",
+                       help="any setting listed below, e.g. grpo.num_generations=16 grpo.learnability_prompts=12")
+    add_verbose(check)
+
     export = commands.add_parser("export", help="convert a merged model to GGUF, quantize, verify in llama.cpp")
     export.add_argument("model_dir", help="a merged 16-bit model folder, e.g. outputs/<run>/merged")
     export.add_argument("--quant", nargs="+", default=["q4_k_m"],

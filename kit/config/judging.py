@@ -38,3 +38,7 @@ class JudgeConfig(Section):
     max_failed: float = Field(0.5, gt=0, le=1, description="the run stops (after a checkpoint) when more than this "
                               "share of judgements failed in each of the last `failing_steps` logged steps")
     failing_steps: int = Field(5, gt=0, description="logged steps in a row over max_failed before the run stops")
+    calibration: Literal["stop", "warn", "off"] = Field(
+        "stop", description="what a judge that fails its calibration does before training (the recipe's "
+        "JUDGE_CALIBRATION: good above wrong, no self-praising wrong reply paid): stop refuses to train, warn says "
+        "it and goes on, off skips it")

@@ -36,6 +36,9 @@ SMOKE_PROFILE: dict[str, Any] = {
     },
     "sft": {"max_steps": 4, "per_device_train_batch_size": 4, "optim": "adamw_torch", "logging_steps": 1},
     "eval": {"n": 16},
+    # the offline judge, SmolLM2-135M, fails the judge calibration (it pays every reply 10/10): the smoke run says
+    # so and goes on, since it shows the path works, not a judge that judges
+    "judge": {"calibration": "warn"},
 }
 
 

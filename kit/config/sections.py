@@ -124,6 +124,11 @@ class GRPOSection(Section):
     memory_probe: bool | None = Field(
         None, description="one step at the run's largest shapes before training, thrown away: its peak recorded beside "
         "the plan's, and a run the GPU cannot hold stopped in the first minute; null: on with a GPU")
+    learnability_check: bool = Field(
+        True, description="before the first step, sample one group for each of a few training prompts and say "
+        "whether their rewards differ (GRPO learns from nothing else), with the fix; it warns, never stops the run")
+    learnability_prompts: int = Field(6, gt=0, description="training prompts the learnability check samples a "
+                                      "group for")
     save_minutes: float | None = Field(
         10, gt=0, description="a checkpoint at least this often (null: off), so a crash loses less")
     save_steps: int = Field(100, gt=0, description="and a checkpoint every this many steps (also on Ctrl-C / SIGTERM)")

@@ -45,7 +45,7 @@ def front_matter(base: str) -> str:
 def evaluation_section(out: RunDir) -> list[str]:
     if not out.eval.is_file():
         return ["## Evaluation", "", "No held-out evaluation was run (eval.n = 0, or no held-out data).", ""]
-    results = [EvalResult(**r) for r in json.loads(out.eval.read_text())["results"]]
+    results = [EvalResult.from_json(r) for r in json.loads(out.eval.read_text())["results"]]
     return ["## Evaluation", "",
             "Held-out prompts the model never trained on, greedy decoding, before and after training "
             "(strict: the whole answer right in the required format; lenient: right anywhere in the reply):", "",

@@ -1,6 +1,6 @@
 """What a training step prints: one short line, not TRL's whole metrics dict (that goes to OUT/metrics.jsonl).
 
-    grpo step 5/40  reward 1.651 ±1.213  field_accuracy 0.529  json_format 0.594  len 30.0  65.7 s/step
+    grpo step 5/40  reward 1.651 ±1.213  field_accuracy 0.529  json_format 0.594  len 30.0  65.7 s/step  ~38 min left
     sft step 4/8  loss 0.617  grad_norm 0.811  lr 0.0002
 
 `python -m kit train ... -v` (make train V=1) prints TRL's dict as well, and every library warning.
@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from transformers.trainer_callback import ProgressCallback
 
+from kit.monitor import finish_time
 from kit.verbosity import verbose
 
 
-def step_line(stage: str, step: int, max_steps: int, logs: dict) -> str | None:
-    """The compact line for one log, or None for a log that is not a training step's (the final summary)."""
+def step_line(stage: str, step: int, max_steps: int, logs: dict, left: str | None = None) -> str | None:
+    """The compact line for one log, or None for a log that is not a training step's (the final summary).
+    `left`: the time left as kit.monitor.finish_time says it ("~3 min left"), once the stage has a pace."""
     if "train_runtime" in logs:
         return f"{stage}: {step} steps in {logs['train_runtime']:.1f} s"
     parts = [f"{stage} step {step}/{max_steps}"]
@@ -33,6 +35,8 @@ def step_line(stage: str, step: int, max_steps: int, logs: dict) -> str | None:
             parts.append(f"lr {logs['learning_rate']:.2g}")
     if "step_time" in logs:
         parts.append(f"{logs['step_time']:.1f} s/step")
+    if left:
+        parts.append(left)
     return "  ".join(parts)
 
 
@@ -47,7 +51,9 @@ class StepLines(ProgressCallback):
         if verbose():
             return super().on_log(args, state, control, logs=logs, **kwargs)
         if state.is_world_process_zero and self.training_bar is not None and logs:
-            line = step_line(self.stage, state.global_step, state.max_steps, logs)
+            clock = finish_time.active()
+            left = clock.left(state.global_step) if clock else None
+            line = step_line(self.stage, state.global_step, state.max_steps, logs, left)
             if line:
                 self.training_bar.write(line)
 

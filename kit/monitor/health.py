@@ -19,6 +19,7 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from kit.config.judging import JudgeConfig
+from kit.monitor.easy_reward import easy_reward_checks
 from kit.monitor.judge_health import STOP_PREFIX, judge_checks
 from kit.monitor.tool_health import tool_checks
 
@@ -99,6 +100,7 @@ class HealthMonitor:
         if self.tools:
             yield from tool_checks(recent)
         yield from judge_checks(recent, self.judge)
+        yield from easy_reward_checks(recent, self.window, self.weights, self.ranges)
         for name in _reward_names(logs):
             means = [m.get(f"rewards/{name}/mean") for m in last]
             stds = [m.get(f"rewards/{name}/std") for m in last]

@@ -92,21 +92,29 @@ def finite(value) -> bool:
 
 
 def draw_scores(ax, evaluations: list[dict]) -> None:
+    """Each scoring's proportions as bars, with their 95% Wilson intervals as error bars."""
+    from kit.eval.evaluate import PROPORTIONS
+    from kit.eval.intervals import wilson
+
     ax.set_title("held-out scores")
     if not evaluations:
         ax.text(0.5, 0.5, "no held-out evaluation", ha="center", transform=ax.transAxes)
         return
-    kinds = [("strict_accuracy", "strict accuracy"), ("lenient_accuracy", "lenient accuracy"),
-             ("format_compliance", "format compliance")]
     width = 0.8 / len(evaluations)
     for i, result in enumerate(evaluations):
-        values = [100 * (result[key] or 0.0) for key, _ in kinds]
-        positions = [k + i * width for k in range(len(kinds))]
-        drawn = ax.bar(positions, values, width, label=result["name"])
-        ax.bar_label(drawn, fmt="%.0f", fontsize=7)
-    ax.set_xticks([k + width * (len(evaluations) - 1) / 2 for k in range(len(kinds))], [label for _, label in kinds])
+        values = [result[attribute] for _, attribute, _ in PROPORTIONS]
+        bounds = [wilson(round(v * result["n"]), result["n"]) if v is not None else (0.0, 0.0) for v in values]
+        heights = [100 * (v or 0.0) for v in values]
+        errors = [[h - 100 * low if v is not None else 0 for h, v, (low, _) in zip(heights, values, bounds)],
+                  [100 * high - h if v is not None else 0 for h, v, (_, high) in zip(heights, values, bounds)]]
+        positions = [k + i * width for k in range(len(PROPORTIONS))]
+        drawn = ax.bar(positions, heights, width, yerr=errors, capsize=3, ecolor="#444444",
+                       label=result["name"])
+        ax.bar_label(drawn, fmt="%.0f", fontsize=7, label_type="center")
+    ax.set_xticks([k + width * (len(evaluations) - 1) / 2 for k in range(len(PROPORTIONS))],
+                  [title for title, _, _ in PROPORTIONS])
     ax.set_ylim(0, 105)
-    ax.set_ylabel("% of held-out prompts")
+    ax.set_ylabel(f"% of {evaluations[0]['n']} held-out prompts (95% interval)")
     ax.legend(loc="best", fontsize=8)
 
 

@@ -42,13 +42,16 @@ def held_out_curve_lines(out: RunDir) -> list[str]:
     lines = ["", f"## Held-out while training ({checks[0]['eval/n']} prompts, greedy)", "",
              "| stage | step | strict | lenient | format |", "|---|---:|---:|---:|---:|"]
     for check in checks:
-        scores = [percent_or_dash(check.get(f"eval/{key}")) for key in ("strict", "lenient", "format")]
+        scores = [percent_or_dash(check.get(f"eval/{key}"), check["eval/n"]) for key in ("strict", "lenient", "format")]
         lines.append(f"| {check.get('stage', '')} | {check['step']} | {' | '.join(scores)} |")
     return lines
 
 
-def percent_or_dash(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
+def percent_or_dash(value: float | None, n: int) -> str:
+    """A proportion of n prompts with its 95% interval, e.g. "45.0% [36, 55]"."""
+    from kit.eval.evaluate import interval_text
+
+    return "-" if value is None else f"{100 * value:.1f}% {interval_text(n, value)}"
 
 
 def eval_not_run_reason(out: RunDir) -> str:

@@ -20,7 +20,7 @@ from transformers import TrainerCallback
 
 from kit import env, ranks
 from kit.config import SHARDED, RunConfig
-from kit.eval.evaluate import EvalResult, evaluate, format_table, write_json
+from kit.eval.evaluate import PROPORTIONS, EvalResult, evaluate, format_table, gain_line, write_json
 from kit.models.generate import Sampling, live_adapter_request
 from kit.outputs import RunDir
 from kit.recipe import Recipe
@@ -64,7 +64,7 @@ def earlier_evaluations(out: RunDir, stages_done: list[str]) -> list:
         return [None]
     results = json.loads(out.eval.read_text())["results"] if out.eval.exists() else []
     kept = {"before", *(f"after {name}" for name in stages_done)}
-    return [EvalResult(**r) for r in results if r["name"] in kept] or [None]
+    return [EvalResult.from_json(r) for r in results if r["name"] in kept] or [None]
 
 
 def evaluate_held_out(cfg: RunConfig, recipe: Recipe, model, tokenizer, rows, name: str):
@@ -166,16 +166,16 @@ class HeldOutCurve(TrainerCallback):
 
 
 def report_evaluation(out: RunDir, evaluations: list) -> str | None:
-    """The before/after table, OUT/eval.json, and the plots (reward curve + held-out scores, metrics)."""
+    """The before/after table (95% intervals, the gains' paired tests), OUT/eval.json, and the plots (reward curve +
+    held-out scores with their intervals, metrics)."""
     from kit.monitor.plots import plot_metrics, plot_run
 
     table = None
     if evaluations[0] is not None:
         table = format_table(evaluations)
         print(table)
-        for earlier, later in zip(evaluations[1:], evaluations[2:]):
-            change = 100 * (later.strict_accuracy - earlier.strict_accuracy)
-            print(f"eval: held-out strict accuracy {later.name} vs {earlier.name}: {change:+.1f} points")
+        for earlier, later in zip(evaluations[1:], evaluations[2:]):  # stage by stage; the table has each vs before
+            print(f"eval: held-out {gain_line(earlier, later, PROPORTIONS[0])}")
         write_json(out.eval, evaluations)
     for plot in (plot_run(out), plot_metrics(out)):
         if plot:

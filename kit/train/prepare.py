@@ -51,7 +51,7 @@ def prepare_run(cfg: RunConfig, recipe: Recipe) -> PreparedRun:
     stages = stage_plans(cfg)
     rewards, stage_rewards = reward_bundles(cfg, recipe, stages)
     # every reward of the recipe, a weight-0 one too (the held-out scoring reads it): a dead judge is one line
-    prepare_model_rewards(recipe.rewards.funcs, cfg.judge, cfg.reward_models)
+    prepare_model_rewards(recipe.rewards.funcs, cfg.judge, cfg.reward_models, recipe.judge_calibration)
     rows = load_rows(recipe, cfg.data, rewards)
     # a Python tool runs model code too: the same sandbox check
     sandbox = prepare_code_rewards(cfg.code_isolation, [*rewards.funcs, *recipe.toolbox.functions()], rows)

@@ -6,7 +6,8 @@ The settings part is the resolved config, with what a rerun from elsewhere needs
 with the weight it trained with (0 for one the run dropped), and the recipe file and data files as absolute paths.
 After it, sections that record rather than set (kit.outputs.RUN_RECORDS; reading the file back drops them):
 `inputs`, the recipe and data files with their sha256 (a user's recipe file is also copied into OUT/recipe/);
-`versions`; and, once known, what the trainer held, GPU memory, CPU threads and adaptive rewards' end weights.
+`versions`; and, once known, what the trainer held, GPU memory, CPU threads, adaptive rewards' end weights and
+`timing` (each stage's estimated time against what it took: kit.monitor.finish_time).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from kit.config import SHARDED, RunConfig
 from kit.data import drop_long_prompts
 from kit.export.save import SaveJob, save_formats
 from kit.models import loader  # Unsloth's import comes first: kit.models.import_unsloth_first
+from kit.monitor import finish_time
 from kit.monitor.report import write_report
 from kit.outputs import write_run_section
 from kit.recipe import Recipe
@@ -45,15 +46,20 @@ def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint,
     start_output(cfg, recipe, run, checkpoint, first)  # after the checks that need the model: a refusal writes nothing
     timings = {"load": seconds_since_start()}
     held_out = HeldOutEvaluations(cfg, recipe, model, tokenizer, run.held_out, out, run.trained_on)
-    held_out.begin([stage.name for stage in run.stages[:first]] if resumed else None)
+    clock = finish_time.start(run_clock(run, first, resumed))
+    with clock.evaluation(scores=not resumed):
+        held_out.begin([stage.name for stage in run.stages[:first]] if resumed else None)
     for stage in run.stages[first:]:
         inputs = StageInputs(stage.cfg, recipe, run.stage_rewards.get(stage.name, run.rewards), out, dataset, model,
                              tokenizer, checkpoint if stage is run.stages[first] else None, plan, stage, held_out)
         started = time.perf_counter()
+        clock.stage_begins(stage.name)
         with stop_on_request(out, model, cfg.recipe, inputs.checkpoints) as stopper:
             trainer = STAGES[stage.kind].train(inputs, run.stage_args[stage.name], stopper)
+        clock.stage_ends()
         timings[f"{stage.name} training"] = time.perf_counter() - started
-        held_out.after(stage.name)
+        with clock.evaluation():
+            held_out.after(stage.name)
     if ranks.is_main():
         write_run_section(out.run_file, "cpu", cpu_threads.record(cfg.cpu_threads))
         record_adaptive_weights(out, run.rewards)
@@ -68,10 +74,18 @@ def train_and_save(cfg: RunConfig, recipe: Recipe, run: PreparedRun, checkpoint,
     saved = save_formats(job, cfg.save.formats)
     timings["save and export"] = time.perf_counter() - started
     timings["whole run"] = seconds_since_start()
+    write_run_section(out.run_file, "timing", clock.record(timings["whole run"], timings["save and export"]))
     write_report(out, timings, table)
     result = RunResult(out.root, saved.written, saved.failed, seconds_since_start())
     print_summary(cfg, result)
     return result
+
+
+def run_clock(run: PreparedRun, first: int, resumed: bool) -> finish_time.RunClock:
+    """The stages left to train with their planned steps, and the held-out evaluations left (none without rows)."""
+    stages = [(s.name, getattr(s.cfg, s.kind).max_steps) for s in run.stages[first:]]
+    evaluations = 0 if run.held_out is None else len(stages) + (0 if resumed else 1)
+    return finish_time.RunClock(stages, evaluations, elapsed=seconds_since_start())
 
 
 def prepare_tools(cfg: RunConfig, recipe: Recipe, tokenizer) -> list:

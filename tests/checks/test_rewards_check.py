@@ -150,3 +150,31 @@ def test_a_reward_model_recipe_is_checked_offline_with_the_model_given_on_the_co
     refused = rewards_check("helpful_preference", "--reward-model", "preference")
     assert refused.returncode == 2 and refused.stderr.strip().endswith(
         "error: --reward-model 'preference': write NAME=MODEL, e.g. --reward-model preference=kit:tiny-reward")
+
+
+JUDGE_RECIPE = """
+from kit.rewards import RewardBundle, llm_judge
+from recipes.concise_helpful import JUDGE_CALIBRATION, RUBRIC, SAMPLE_COMPLETIONS, prepare
+
+REWARDS = RewardBundle((llm_judge(RUBRIC, name="judge_helpful", json_field="score"), 1.0))
+DEFAULTS = {{"judge": {{"base_url": "{url}", "retries": 0}}}}
+"""
+
+
+def test_the_judge_is_calibrated_after_the_report_and_a_failure_said(tmp_path):
+    from recipes.concise_helpful import JUDGE_CALIBRATION
+    from tests.rewards.judge.servers import FirstNumberJudge, KnowingJudge
+
+    recipe = tmp_path / "judged.py"
+    for judge, verdict in [(FirstNumberJudge(), "failed"), (KnowingJudge([c["good"] for c in JUDGE_CALIBRATION]),
+                                                           "passed")]:
+        try:
+            recipe.write_text(JUDGE_RECIPE.format(url=judge.base_url))
+            result = rewards_check(str(recipe))
+        finally:
+            judge.close()
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]  # CPU: the smoke profile warns
+        report, calibration = result.stdout.split("judge judge_helpful: calibration on 3 cases")
+        assert "judge_helpful x1" in report and calibration.startswith(f" ({verdict})")
+        assert ("warning: judge judge_helpful failed its calibration: case 1 'What is a CPU?'" in calibration) == (
+            verdict == "failed")

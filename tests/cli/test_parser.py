@@ -23,3 +23,18 @@ def test_a_launcher_the_config_does_not_know_is_refused_by_the_parser(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["train", "gsm8k", "--launcher", "horovod"])
     assert "invalid choice: 'horovod'" in capsys.readouterr().err
+
+
+def test_check_takes_trains_settings_and_exits_0(monkeypatch):
+    """`kit check` layers settings as `kit train` does (flags, overrides after options) and only warns: exit 0."""
+    import kit.train.check
+    from kit.cli import main
+
+    seen = {}
+    monkeypatch.setattr(kit.train.check, "check_command", lambda request, recipe: seen.update(
+        request=request, recipe=recipe.name))
+    assert main(["check", "digit_sum", "--profile", "smoke", "--model", "kit:tiny-llama",
+                 "grpo.num_generations=4"]) == 0
+    assert seen["recipe"] == "digit_sum"
+    assert seen["request"].overrides == {"recipe": "digit_sum", "profile": "smoke", "model": {"name": "kit:tiny-llama"},
+                                         "grpo": {"num_generations": 4}}

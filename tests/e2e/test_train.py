@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from kit.monitor.metrics import read_metrics
 from tests.conftest import COUNT_RECIPE, REPO
@@ -27,6 +28,9 @@ def test_smoke_train_cli_end_to_end(tmp_path):
     assert "eval (step 2): held-out strict" in result.stdout and "of the run at this pace" in result.stdout
     assert "## Held-out while training (4 prompts, greedy)" in (out / "report.md").read_text()
     assert cfg.profile == "smoke" and cfg.output_dir == str(out)
+    timing = yaml.safe_load((out / "run.yaml").read_text())["timing"]  # 2 steps: too few for an estimate
+    assert timing["stages"]["grpo"]["actual_seconds"] > 0 and timing["stages"]["grpo"]["estimated_seconds"] is None
+    assert timing["whole_run"]["actual_seconds"] > timing["stages"]["grpo"]["actual_seconds"]
     generated = plain_generate(out / "merged")
     assert generated == {"new_tokens": generated["new_tokens"], "dtype": "torch.bfloat16", "quantized": False,
                          "unsloth_loaded": False}
@@ -129,6 +133,16 @@ def test_multi_stage_sft_then_grpo(tmp_path):
     names = [r["name"] for r in json.loads((out / "eval.json").read_text())["results"]]
     assert names == ["before", "after sft", "after grpo"]
     assert "after grpo vs after sft" in result.stdout and (out / "plots" / "run.png").exists()
+
+    # time to finish: sft's 4 steps give an estimate after the warm-up and 2 timed steps; grpo's 2 steps none
+    assert "time: sft ~" in result.stdout and "grpo (2 steps) not yet measured" in result.stdout
+    timing = yaml.safe_load((out / "run.yaml").read_text())["timing"]
+    sft, grpo = timing["stages"]["sft"], timing["stages"]["grpo"]
+    assert sft["estimated_at_step"] == 3 and sft["estimated_seconds"] > 0 and sft["actual_seconds"] > 0
+    assert grpo["estimated_seconds"] is None and grpo["actual_seconds"] > 0
+    assert len(timing["held_out_evaluations_seconds"]) == 3
+    whole = timing["whole_run"]
+    assert whole["estimated_at"] == "sft step 3" and 0 < whole["estimated_seconds"] < whole["actual_seconds"]
 
 
 def test_sft_stage_needs_a_worked_answer(tmp_path):

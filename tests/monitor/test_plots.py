@@ -7,8 +7,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from matplotlib.container import BarContainer
 
 from kit.eval.evaluate import EvalResult, write_json
+from kit.eval.intervals import wilson
 from kit.monitor.metrics import MetricsFile
 from kit.monitor.plots import plot_metrics, plot_run
 
@@ -81,8 +83,14 @@ def test_run_png_shows_the_reward_curve_and_the_held_out_scores(tmp_path, figure
     assert rewards["reward (weighted sum)"] == [(s, pytest.approx(0.1 + 0.02 * s)) for s in range(1, 21)]
     assert set(rewards) == {"reward (weighted sum)", "mean of last 2", "reward_std (learning signal)"}
     bars = panel(figures[0], "held-out scores")
-    heights = {container.get_label(): [round(b.get_height(), 6) for b in container] for container in bars.containers}
+    drawn = [c for c in bars.containers if isinstance(c, BarContainer)]
+    heights = {container.get_label(): [round(b.get_height(), 6) for b in container] for container in drawn}
     assert heights == {"before": [10, 25, 40], "after": [55, 60, 0]}  # strict, lenient, format (None drawn as 0)
+    spans = [sorted(round(y, 4) for y in segment[:, 1]) for container in drawn
+             for segment in container.errorbar.lines[2][0].get_segments()]
+    low, high = wilson(2, 20)  # before's strict: 2 of 20
+    assert spans[0] == [round(100 * low, 4), round(100 * high, 4)]
+    assert spans[-1] == [0, 0]  # no format score, no interval
 
 
 def test_metrics_png_draws_each_watched_quantity_in_its_panel(tmp_path, figures):

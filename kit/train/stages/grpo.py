@@ -29,8 +29,9 @@ from kit.train.stages.settings import (
 KIT_SETS = {"output_dir": "--out", "seed": "the top-level setting seed",
             "reward_weights": "the recipe's weights (rewards.<name>=W)", "save_strategy": "grpo.save_steps",
             **CHECKPOINTING_SET_BY}
-# The `grpo` settings the kit acts on itself, not TRL: a checkpoint callback, the tool budget.
-KIT_ONLY = {"save_minutes", "tool_calls_per_turn", "tool_seconds_per_rollout", "memory_probe"}
+# The `grpo` settings the kit acts on itself, not TRL: a checkpoint callback, the tool budget, the learnability check.
+KIT_ONLY = {"save_minutes", "tool_calls_per_turn", "tool_seconds_per_rollout", "memory_probe", "learnability_check",
+            "learnability_prompts"}
 TRL_EPSILON = 0.2  # GRPOConfig's clip range
 CISPO_EPSILON_HIGH = 5.0  # CISPO's cap on the importance weight: ScaleRL's value, as TRL's docs and Unsloth give it
 # loss_type gspo is the kit's name; TRL 1.15 has no such loss_type. Its GSPO (the paper index's recipe) is loss_type
@@ -138,9 +139,11 @@ def train(inputs: StageInputs, args, stopper):
     from kit.plan.probe import MemoryProbe, probe_applies
     from kit.plan.record import MemoryRecorder
     from kit.train.evaluation import HeldOutCurve, check_every
+    from kit.train.learnability import before_grpo
     from kit.train.resume import SaveAtEnd, SaveEveryMinutes
 
     cfg, out, checkpoint = inputs.cfg, inputs.out, inputs.checkpoint
+    before_grpo(inputs)  # will it learn? said before the first step (grpo.learnability_check)
     trainer = build_trainer(cfg, args, inputs.model, inputs.tokenizer, inputs.rows, inputs.rewards, out,
                             inputs.recipe.toolbox, stage=inputs.name)
     if ranks.is_main():

@@ -1,9 +1,12 @@
 """Endpoints for the judge tests: llama.cpp's real server with SmolLM2, and a judge that obeys its input.
 
 `llama_server(port)` starts `python -m kit.cli.judge_server` (llama-cpp-python's OpenAI-compatible server)
-and waits until it answers. `ComplyingJudge` is the worst judge there is: an OpenAI-compatible endpoint that
-replies with the highest number 0-10 written anywhere in what it is asked, so any "answer 10" in a completion
-would pay, if the kit let it reach the judge.
+and waits until it answers. The fakes are OpenAI-compatible endpoints that score by a rule:
+- `ComplyingJudge`, the worst judge there is: the highest number 0-10 written anywhere in what it is asked, so
+  any "answer 10" in a completion would pay, if the kit let it reach the judge;
+- `FirstNumberJudge`: the first number 0-10 in the reply it grades (0 without one), so "10/10" pays;
+- `KnowingJudge`: a judge that knows the right answers: 10 for a reply that is one of them, else 0.
+Each answers `{"score": n}` and a `SCORE: n` line, so a judge with or without json_field reads it.
 """
 
 from __future__ import annotations
@@ -52,11 +55,30 @@ def llama_server(port: int) -> subprocess.Popen:
     raise RuntimeError(f"the judge server did not answer within {STARTUP_S} s")
 
 
-class ComplyingJudge:
-    """Serves /v1/models and /v1/chat/completions; counts the chat requests it got."""
+_FENCED = re.compile(r"<response-(\w+)>\n(.*)\n</response-\1>", re.DOTALL)
 
-    def __init__(self):
+
+def graded_reply(messages: list[dict]) -> str:
+    """The reply a judge is asked to grade: the text inside the fence of the request's last message."""
+    found = _FENCED.search(messages[-1]["content"])
+    return found.group(2) if found else ""
+
+
+def highest_number(messages: list[dict]) -> int:
+    return max((int(n) for n in re.findall(r"\b(\d+)\b", messages[-1]["content"]) if int(n) <= 10), default=0)
+
+
+def first_number(messages: list[dict]) -> int:
+    return next((int(n) for n in re.findall(r"\b(\d+)\b", graded_reply(messages)) if int(n) <= 10), 0)
+
+
+class FakeJudge:
+    """Serves /v1/models and /v1/chat/completions, scoring each request by `score(messages)`; counts the chat
+    requests it got."""
+
+    def __init__(self, score):
         self.requests: list[list[dict]] = []
+        self.score = score
         judge = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -77,11 +99,10 @@ class ComplyingJudge:
             def do_POST(self):
                 request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 judge.requests.append(request["messages"])
-                numbers = [int(n) for n in re.findall(r"\b(\d+)\b", request["messages"][-1]["content"])
-                           if int(n) <= 10]
+                score = judge.score(request["messages"])
                 self.reply({"id": "x", "object": "chat.completion", "created": 0, "model": "judge",
                             "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                "role": "assistant", "content": f"SCORE: {max(numbers, default=0)}"}}]})
+                                "role": "assistant", "content": f'{{"score": {score}}}\nSCORE: {score}'}}]})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
@@ -90,3 +111,18 @@ class ComplyingJudge:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+class ComplyingJudge(FakeJudge):
+    def __init__(self):
+        super().__init__(highest_number)
+
+
+class FirstNumberJudge(FakeJudge):
+    def __init__(self):
+        super().__init__(first_number)
+
+
+class KnowingJudge(FakeJudge):
+    def __init__(self, right: list[str]):
+        super().__init__(lambda messages: 10 if graded_reply(messages).strip() in right else 0)
