@@ -53,7 +53,28 @@ class Learnability:
 
     @property
     def learns(self) -> bool:
-        return self.alike < MOSTLY * self.groups
+        return self.alike < MOSTLY * self.groups and not self.easy_only
+
+    @property
+    def easy_only(self) -> bool:
+        """The groups differ, but not on the heaviest reward: GRPO would learn the lighter ones alone (the kit's
+        tool demo once did: no sampled reply called the tool, so `exact_match` was 0 throughout while
+        `answer_format` differed, and GRPO learned the format with wrong numbers)."""
+        heaviest = self.heaviest()
+        return (self.alike < MOSTLY * self.groups and heaviest is not None
+                and self.rewards[heaviest].alike >= MOSTLY * self.groups)
+
+    def heaviest(self) -> str | None:
+        """The reward with the largest weight, where one weighs more than the rest (None: a tie at the top)."""
+        weighed = sorted(((w, name) for name, w in self.weights.items() if name in self.rewards), reverse=True)
+        if not weighed or (len(weighed) > 1 and weighed[0][0] == weighed[1][0]):
+            return None
+        return weighed[0][1]
+
+    def differing(self) -> list[str]:
+        """The rewards that differ within enough groups to teach something."""
+        return [name for name in self.weights if name in self.rewards
+                and self.rewards[name].alike < MOSTLY * self.groups]
 
     def culprit(self) -> str:
         """What the verdict names: the highest-weighted reward alike in most groups (the one GRPO would learn most
@@ -63,6 +84,12 @@ class Learnability:
         return max(alike, key=lambda name: self.weights[name], default=TOTAL)
 
     def verdict(self) -> str:
+        if self.easy_only:
+            name = self.heaviest()
+            lighter = ", ".join(f"{other} (x{self.weights[other]:g})" for other in self.differing())
+            return (f"learnability: {self.rewards[name].alike} of {self.groups} groups score alike on {name}, the "
+                    f"heaviest reward (x{self.weights[name]:g}); they differ only on {lighter}: GRPO would learn the "
+                    f"easy reward alone; {self.fix(name)}")
         if self.learns:
             differ = self.groups - self.alike
             return (f"learnability: {differ} of {self.groups} groups differ in reward: GRPO has something to learn "
@@ -104,7 +131,7 @@ class Learnability:
     def record(self) -> dict:
         """run.yaml's `learnability` section."""
         return {"groups": self.groups, "group_size": self.size, "groups_alike": self.alike, "learns": self.learns,
-                "verdict": self.verdict(),
+                "easy_reward_only": self.easy_only, "verdict": self.verdict(),
                 "rewards": {name: {"groups_alike": s.alike, "mean": rounded(s.mean), "std": rounded(s.std),
                                    "std_within_groups": rounded(s.within)} for name, s in self.rewards.items()},
                 "cut_at_length_cap": round(self.cut, 4),

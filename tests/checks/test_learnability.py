@@ -27,6 +27,7 @@ def test_one_reward_that_differs_gives_the_total_a_signal():
     assert report.alike == 2
     assert report.rewards["format"].mean == pytest.approx(1 / 12)
     assert report.rewards["format"].within == pytest.approx((0 + 0.4330127 + 0) / 3)
+    assert report.easy_only and not report.learns  # the signal is the light reward's alone
 
 
 def test_most_groups_alike_is_little_to_learn_from_named_by_the_worst_reward():
@@ -79,3 +80,35 @@ def test_the_length_cap_and_tool_calls_are_shares_of_completions():
     assert record["cut_at_length_cap"] == 0.75 and record["tool_calling"] == 0.0
     assert record["groups_alike"] == 0 and record["learns"] is True
     assert record["rewards"]["correct"] == {"groups_alike": 0, "mean": 0.5, "std": 0.5, "std_within_groups": 0.5}
+
+
+def test_groups_that_differ_only_on_a_light_reward_learn_the_easy_reward_alone():
+    """The tool demo's format-only case: no reply called the tool, so exact_match is 0 in every group while the
+    format reward differs: the total differs, but GRPO would learn the format alone."""
+    weights = {"exact_match": 1.0, "answer_format": 0.2, "tool_ran": 0.2}
+    scores = {"exact_match": [[0.0] * 8] * 6, "tool_ran": [[0.0] * 8] * 6,
+              "answer_format": [[0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0]] * 6}
+    report = learnability(scores, weights, cut=[False] * 48)
+    assert report.alike == 0 and report.easy_only and not report.learns
+    assert report.verdict().startswith(
+        "learnability: 6 of 6 groups score alike on exact_match, the heaviest reward (x1); they differ only on "
+        "answer_format (x0.2): GRPO would learn the easy reward alone; warm start with SFT")
+    assert report.record()["easy_reward_only"] is True and report.record()["learns"] is False
+
+
+def test_rewards_of_equal_weight_have_no_easy_one():
+    scores = {"correct": [[0.0] * 4] * 5, "format": [[0.0, 1.0, 0.0, 1.0]] * 5}
+    report = learnability(scores, {"correct": 1.0, "format": 1.0}, cut=[False] * 20)
+    assert report.learns and not report.easy_only
+
+
+def test_a_heavy_reward_that_differs_in_enough_groups_is_a_signal_of_its_own():
+    correct = [[0.0, 1.0, 0.0, 0.0]] * 2 + [[0.0] * 4] * 3  # differs in 2 of 5 groups: 3 alike, under 80%
+    report = learnability({"correct": correct, "format": [[0.0, 1.0, 1.0, 0.0]] * 5}, WEIGHTS, cut=[False] * 20)
+    assert report.learns and not report.easy_only
+
+
+def test_the_heaviest_reward_earned_everywhere_asks_for_harder_rows():
+    scores = {"correct": [[1.0] * 4] * 3, "format": [[0.0, 1.0, 0.0, 1.0]] * 3}
+    report = learnability(scores, WEIGHTS, cut=[False] * 12, ceilings={"correct": 1.0, "format": 1.0})
+    assert report.easy_only and report.verdict().endswith("the rows are too easy for this model: use harder rows")
