@@ -57,23 +57,25 @@ class Learnability:
 
     @property
     def easy_only(self) -> bool:
-        """The groups differ, but not on the heaviest reward: GRPO would learn the lighter ones alone (the kit's
+        """The groups differ, but not on the heaviest rewards: GRPO would learn the lighter ones alone (the kit's
         tool demo once did: no sampled reply called the tool, so `exact_match` was 0 throughout while
-        `answer_format` differed, and GRPO learned the format with wrong numbers)."""
-        heaviest = self.heaviest()
-        return (self.alike < MOSTLY * self.groups and heaviest is not None
-                and self.rewards[heaviest].alike >= MOSTLY * self.groups)
+        `answer_format` differed, and GRPO learned the format with wrong numbers). As kit.monitor.easy_reward
+        judges it while training: silent when every reward weighs the same."""
+        heavy = self.heaviest()
+        return (self.alike < MOSTLY * self.groups and bool(heavy)
+                and all(self.rewards[name].alike >= MOSTLY * self.groups for name in heavy))
 
-    def heaviest(self) -> str | None:
-        """The reward with the largest weight, where one weighs more than the rest (None: a tie at the top)."""
-        weighed = sorted(((w, name) for name, w in self.weights.items() if name in self.rewards), reverse=True)
-        if not weighed or (len(weighed) > 1 and weighed[0][0] == weighed[1][0]):
-            return None
-        return weighed[0][1]
+    def heaviest(self) -> list[str]:
+        """The rewards of the largest weight, where some weigh less (none: every reward weighs the same)."""
+        paying = {name: w for name, w in self.weights.items() if name in self.rewards and w > 0}
+        if len(set(paying.values())) < 2:
+            return []
+        top = max(paying.values())
+        return [name for name, w in paying.items() if w == top]
 
     def differing(self) -> list[str]:
         """The rewards that differ within enough groups to teach something."""
-        return [name for name in self.weights if name in self.rewards
+        return [name for name, w in self.weights.items() if w > 0 and name in self.rewards
                 and self.rewards[name].alike < MOSTLY * self.groups]
 
     def culprit(self) -> str:
@@ -85,7 +87,7 @@ class Learnability:
 
     def verdict(self) -> str:
         if self.easy_only:
-            name = self.heaviest()
+            name = self.heaviest()[0]
             lighter = ", ".join(f"{other} (x{self.weights[other]:g})" for other in self.differing())
             return (f"learnability: {self.rewards[name].alike} of {self.groups} groups score alike on {name}, the "
                     f"heaviest reward (x{self.weights[name]:g}); they differ only on {lighter}: GRPO would learn the "
