@@ -67,6 +67,9 @@ def test_make_train_with_a_served_judge_then_kit_eval_scores_with_it(tmp_path):
                        f"ARGS=judge.base_url=http://127.0.0.1:{port}/v1")
         assert trained.returncode == 0, trained.stdout[-3000:] + trained.stderr[-3000:]
         check_run_layout(out, steps=2, reward="judge_helpful")
+        said = trained.stdout + trained.stderr  # the judge calibrated before it paid; SmolLM2-135M fails: smoke warns
+        assert "judge judge_helpful: calibration on 3 cases (failed)" in said, said[-3000:]
+        assert "judge.calibration=warn: it pays anyway" in said
         steps = logged_steps(out)
         assert all(m["judge/judge_helpful/failed"] == 0 for m in steps), steps
         evaluated = kit("eval", "concise_helpful", "--model", out / "merged", "--n", "4")  # the run's judge settings
