@@ -64,8 +64,12 @@ LEFT_OUT = pytest.StashKey[int]()
 
 @pytest.fixture(scope="session", autouse=True)
 def kit_cache(tmp_path_factory) -> Path:
-    """Every test builds into its own cache, never the user's ~/.cache/grpo-kit."""
-    path = tmp_path_factory.mktemp("kit-cache")
+    """Every test run builds into its own cache, never the user's ~/.cache/grpo-kit. pytest-xdist's workers share
+    the run's: each model is built once (kit.atomic.build_locked: one process builds, the others wait), not once a
+    worker; on a 2-core AVX2 machine a build of the offline SmolLM2 alone takes minutes."""
+    base = tmp_path_factory.getbasetemp()
+    path = (base.parent if IN_A_WORKER else base) / "kit-cache"  # a worker's base is popen-gwN inside the run's
+    path.mkdir(exist_ok=True)
     os.environ["KIT_CACHE"] = str(path)
     return path
 

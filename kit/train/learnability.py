@@ -17,9 +17,12 @@ from kit.checks.rewards_check import environment_reward
 from kit.checks.trial import spread
 from kit.config import SHARDED, RunConfig
 from kit.config.stages import entry_kind_and_settings, stage_plans
+from kit.data.row_pictures import image_column, row_images
 from kit.eval.evaluate import assistant_text, reward_kwargs
 from kit.eval.rollout import roll_out
 from kit.models.generate import Sampling, generate_ids, live_adapter_request, prompt_token_ids
+from kit.models.vision_generate import generate_with_images
+from kit.models.vision_models import text_tokenizer
 from kit.outputs import write_run_section
 from kit.recipe import Recipe
 from kit.rewards.bundle import Reward, RewardBundle
@@ -70,9 +73,12 @@ def check_learnability(cfg: RunConfig, recipe: Recipe, rewards: RewardBundle, mo
     g = cfg.grpo
     picked = rows.select(spread(len(rows), g.learnability_prompts))
     records = [row for row in picked.to_list() for _ in range(g.num_generations)]  # as TRL repeats each prompt
+    column = image_column(picked)
+    images = [row_images(v) for v in picked[column] for _ in range(g.num_generations)] if column else None
     sampling = grpo_sampling(cfg)
     with training_state_kept(model, tokenizer):
-        completions, environments, cut = sample(model, tokenizer, recipe, records, sampling, cfg.eval.batch_size)
+        completions, environments, cut = sample(model, tokenizer, recipe, records, sampling, cfg.eval.batch_size,
+                                                images)
     scored = [*rewards.rewards]
     if recipe.toolbox.rewarded_by_environment:  # TRL's reward from the environment, as `kit rewards check` has it
         scored.append(Reward(environment_reward(recipe.toolbox.reward_name), 1.0))
@@ -95,8 +101,10 @@ def grpo_sampling(cfg: RunConfig) -> Sampling:
                     tool_budget=ToolBudget(g.tool_calls_per_turn, g.tool_seconds_per_rollout))
 
 
-def sample(model, tokenizer, recipe: Recipe, records: list[dict], sampling: Sampling, batch_size: int):
-    """(completions as chat messages, their environments or None, which were cut at the length cap)."""
+def sample(model, tokenizer, recipe: Recipe, records: list[dict], sampling: Sampling, batch_size: int,
+           images: list[list] | None = None):
+    """(completions as chat messages, their environments or None, which were cut at the length cap); `images`:
+    each record's pictures, decoded, for a vision-language model."""
     lora = live_adapter_request(model)
     if recipe.toolbox:
         rollouts = roll_out(model, tokenizer, records, recipe.toolbox, sampling, sampling.max_tool_rounds,
@@ -105,6 +113,12 @@ def sample(model, tokenizer, recipe: Recipe, records: list[dict], sampling: Samp
         environments = [r.environment for r in rollouts] if recipe.toolbox.environment is not None else None
         return completions, environments, rollouts_cut(tokenizer, records, completions, sampling,
                                                        recipe.toolbox.functions())
+    if images is not None:  # a vision-language model: each prompt with its pictures, as kit.eval shows them
+        texts = generate_with_images(model, tokenizer, [r["prompt"] for r in records], images, sampling, batch_size,
+                                     progress=False)
+        text_side = text_tokenizer(tokenizer)  # the reply re-tokenized: its EOS is gone, so at the cap means cut
+        cut = [len(text_side(t, add_special_tokens=False).input_ids) >= sampling.max_new_tokens for t in texts]
+        return [[{"role": "assistant", "content": t}] for t in texts], None, cut
     prompts = prompt_token_ids(tokenizer, [r["prompt"] for r in records], sampling.chat_template_kwargs)
     ids = generate_ids(model, tokenizer, prompts, sampling, batch_size, lora, progress=False)
     texts = tokenizer.batch_decode(ids, skip_special_tokens=True)

@@ -186,9 +186,13 @@ CASES = [
     Case("a learning rate that overflows the weights", ["train", "gsm8k", *SMOKE, "eval.n=0",
                                                         "grpo.learning_rate=1e30"],
          "Lower grpo.learning_rate (now 1e+30)", runs=True, marks=[pytest.mark.slow]),
-    Case("reward raises on real completions", ["train", "{tmp}/recipe.py", *SMOKE, "eval.n=0"],
+    Case("reward raises on real completions", ["train", "{tmp}/recipe.py", *SMOKE, "eval.n=0",
+                                               "grpo.learnability_check=false"],  # so GRPO's own step meets it
          "reward 'digits' raised ZeroDivisionError: division by zero on completion 0 of a batch ('",
          reward_recipe("raises_on_text"), runs=True, marks=[pytest.mark.slow]),
+    Case("reward raises in the learnability check", ["train", "{tmp}/recipe.py", *SMOKE, "eval.n=0"],
+         "reward 'digits' raised ZeroDivisionError: division by zero on completion 0 of a batch in the learnability "
+         "check ('", reward_recipe("raises_on_text"), runs=True, marks=[pytest.mark.slow]),
     Case("reward returns None for a whole batch", ["train", "{tmp}/recipe.py", *SMOKE, "eval.n=0"],
          "reward 'digits' returned None (or NaN) for all 4 completions of a batch", reward_recipe("all_none"),
          runs=True, marks=[pytest.mark.slow]),

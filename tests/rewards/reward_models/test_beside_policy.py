@@ -53,6 +53,8 @@ SCORE = textwrap.dedent(
     import json, sys
     side, chats, policy = sys.argv[1], json.loads(sys.argv[2]), None
     if side == "gpu-pre-patch":  # what FastLlamaModel.from_pretrained does to transformers on a GPU before it loads
+        from kit.models.before_unsloth import before_unsloth
+        before_unsloth()  # as the kit's every import of Unsloth: on an AVX2 CPU its vLLM probe dies of SIGILL without
         import unsloth  # noqa: F401  (its CPU backend here; the GPU route's module below imports on a CPU too)
         from unsloth.models import llama as fast
         patcher = fast.FastLlamaModel

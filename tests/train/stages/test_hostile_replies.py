@@ -2,8 +2,9 @@
 and in its arguments, JSON nested past Python's recursion limit, a name that is a number, a list or null, and a
 flood of calls in one turn. Training finishes, and the tool statistics show the malformed calls.
 
-The tiny model writes none of these by itself, so the first turn of the step is scripted, a different hostile
-reply for each rollout; TRL's parser, the kit's template, the tools, the rewards and the update are the real ones.
+The tiny model writes none of these by itself, so the step's turns are scripted, a different hostile reply for each
+rollout (the turn after the tools' results too: the random model's own ran to the 2,048-token cap, over ten minutes
+on one thread); TRL's parser, the kit's template, the tools, the rewards and the update are the real ones.
 """
 
 import json
@@ -53,7 +54,7 @@ def test_hostile_replies_leave_training_running_and_are_counted(tmp_path):
     run.out.root.mkdir(parents=True)
     model, tokenizer = loader.load_model(cfg.model, cfg.seed)
     prepare_tools(cfg, recipe, tokenizer)
-    script_first_turn(model, tokenizer, list(HOSTILE.values()))
+    script_first_turn(model, tokenizer, list(HOSTILE.values()), every_call=True)
     trainer = build_trainer(cfg, run.stage_args["grpo"], model, tokenizer, run.rows, run.rewards, run.out,
                             recipe.toolbox)
     trainer.train()
