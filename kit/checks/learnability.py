@@ -53,7 +53,11 @@ class Learnability:
 
     @property
     def learns(self) -> bool:
-        return self.alike < MOSTLY * self.groups and not self.easy_only
+        return not self.mostly_alike(TOTAL) and not self.easy_only
+
+    def mostly_alike(self, name: str) -> bool:
+        """The reward (or the weighted total) scores alike in MOSTLY of the groups or more."""
+        return self.rewards[name].alike >= MOSTLY * self.groups
 
     @property
     def easy_only(self) -> bool:
@@ -62,8 +66,7 @@ class Learnability:
         `answer_format` differed, and GRPO learned the format with wrong numbers). As kit.monitor.easy_reward
         judges it while training: silent when every reward weighs the same."""
         heavy = self.heaviest()
-        return (self.alike < MOSTLY * self.groups and bool(heavy)
-                and all(self.rewards[name].alike >= MOSTLY * self.groups for name in heavy))
+        return not self.mostly_alike(TOTAL) and bool(heavy) and all(map(self.mostly_alike, heavy))
 
     def heaviest(self) -> list[str]:
         """The rewards of the largest weight, where some weigh less (none: every reward weighs the same)."""
@@ -76,13 +79,13 @@ class Learnability:
     def differing(self) -> list[str]:
         """The rewards that differ within enough groups to teach something."""
         return [name for name, w in self.weights.items() if w > 0 and name in self.rewards
-                and self.rewards[name].alike < MOSTLY * self.groups]
+                and not self.mostly_alike(name)]
 
     def culprit(self) -> str:
         """What the verdict names: the highest-weighted reward alike in most groups (the one GRPO would learn most
         from, were it to differ), else the weighted total."""
         alike = [name for name, weight in self.weights.items()
-                 if weight and name in self.rewards and self.rewards[name].alike >= MOSTLY * self.groups]
+                 if weight and name in self.rewards and self.mostly_alike(name)]
         return max(alike, key=lambda name: self.weights[name], default=TOTAL)
 
     def verdict(self) -> str:
